@@ -1,0 +1,4 @@
+//! weft-lab
+pub mod adapter;
+pub mod runtimes;
+pub mod workloads;

@@ -1,0 +1,93 @@
+//! async-std adapter (`async-std`), with `async_std::channel` (async-channel 1.x; `bounded(1)` as
+//! the oneshot).
+//!
+//! async-std is discontinued upstream but still builds here. Its executor is a process-wide
+//! global that cannot be shut down, so this adapter is only ever built in a child process
+//! (`weft-lab __sample`, see `measure.rs`): the parent sets `ASYNC_STD_THREAD_COUNT` to the
+//! worker count before the child starts, and the child's exit is the runtime's drop.
+//! Architecture Invariant: `build` refuses to run outside such a child.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures_lite::FutureExt;
+
+use crate::adapter::{Adapter, Channels, Closed, Panicked, RtConfig};
+
+/// The environment variable that marks a `__sample` child process.
+pub const CHILD_ENV: &str = "WEFT_LAB_CHILD";
+
+/// The global async-std runtime, reached from a child process.
+pub struct AsyncStd(());
+
+impl Adapter for AsyncStd {
+    type Handle<T: Send + 'static> = async_std::task::JoinHandle<T>;
+    type Channels = AsyncStdChannels;
+
+    fn build(config: &RtConfig) -> std::io::Result<Self> {
+        if std::env::var_os(CHILD_ENV).is_none() {
+            return Err(std::io::Error::other("async-std's global runtime may only be built in a `__sample` child"));
+        }
+        let expected = config.workers.to_string();
+        if std::env::var("ASYNC_STD_THREAD_COUNT").ok().as_deref() != Some(expected.as_str()) {
+            return Err(std::io::Error::other(format!("ASYNC_STD_THREAD_COUNT must be {expected}")));
+        }
+        Ok(AsyncStd(()))
+    }
+
+    fn block_on<F: Future>(&self, fut: F) -> F::Output {
+        async_std::task::block_on(fut)
+    }
+
+    fn spawn<F>(fut: F) -> Self::Handle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        async_std::task::spawn(fut)
+    }
+
+    fn join<T: Send + 'static>(handle: Self::Handle<T>) -> impl Future<Output = Result<T, Panicked>> + Send {
+        // Like smol, async-std re-raises a task's panic in the awaiter.
+        async move { AssertUnwindSafe(handle).catch_unwind().await.map_err(|_| Panicked) }
+    }
+
+    fn yield_now() -> impl Future<Output = ()> + Send {
+        async_std::task::yield_now()
+    }
+
+    fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
+        async_std::task::sleep(duration)
+    }
+}
+
+/// `async_std::channel` bounded mpsc; `bounded(1)` as the oneshot.
+pub enum AsyncStdChannels {}
+
+impl Channels for AsyncStdChannels {
+    const AVAILABLE: bool = true;
+    type Sender<T: Send + 'static> = async_std::channel::Sender<T>;
+    type Receiver<T: Send + 'static> = async_std::channel::Receiver<T>;
+    type OneshotSender<T: Send + 'static> = async_std::channel::Sender<T>;
+    type OneshotReceiver<T: Send + 'static> = async_std::channel::Receiver<T>;
+
+    fn bounded<T: Send + 'static>(capacity: usize) -> (Self::Sender<T>, Self::Receiver<T>) {
+        async_std::channel::bounded(capacity)
+    }
+    fn send<T: Send + 'static>(tx: &Self::Sender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+        async move { tx.send(value).await.map_err(|_| Closed) }
+    }
+    fn recv<T: Send + 'static>(rx: &mut Self::Receiver<T>) -> impl Future<Output = Option<T>> + Send + '_ {
+        async move { rx.recv().await.ok() }
+    }
+    fn oneshot<T: Send + 'static>() -> (Self::OneshotSender<T>, Self::OneshotReceiver<T>) {
+        async_std::channel::bounded(1)
+    }
+    fn send_once<T: Send + 'static>(tx: Self::OneshotSender<T>, value: T) -> Result<(), Closed> {
+        tx.try_send(value).map_err(|_| Closed)
+    }
+    fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send {
+        async move { rx.recv().await.map_err(|_| Closed) }
+    }
+}

@@ -1,0 +1,178 @@
+//! The runtime registry: names, flavors, knobs, and the one `match` that turns a [`RuntimeId`]
+//! into a monomorphised call of a workload on that runtime's adapter.
+//!
+//! Adding a runtime: write `runtimes/NAME.rs` (an [`Adapter`](crate::adapter::Adapter)), add a
+//! [`RuntimeId`] variant with its name, and a line in [`sample_in_process`].
+//!
+//! Architecture Invariant: [`sample_in_process`] builds the runtime, runs one sample and drops
+//! it before returning, so no other runtime's threads exist while a sample is timed. Runtimes
+//! that cannot be dropped (async-std's global executor) are marked [`RuntimeId::in_child`] and
+//! only ever run in a `__sample` child process.
+
+pub mod async_std;
+pub mod smol;
+pub mod tokio;
+#[cfg(feature = "weft")]
+pub mod weft;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::adapter::{Adapter, Flavor, RtConfig};
+use crate::workloads::{self, Outcome, Workload};
+
+/// Every runtime the lab can measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RuntimeId {
+    WeftMt,
+    WeftCt,
+    TokioMt,
+    TokioCt,
+    Smol,
+    AsyncStd,
+}
+
+/// Tunables that `sweep` can vary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Knob {
+    WorkerThreads,
+    GlobalQueueInterval,
+    EventInterval,
+}
+
+impl Knob {
+    pub const ALL: [Knob; 3] = [Knob::WorkerThreads, Knob::GlobalQueueInterval, Knob::EventInterval];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Knob::WorkerThreads => "worker_threads",
+            Knob::GlobalQueueInterval => "global_queue_interval",
+            Knob::EventInterval => "event_interval",
+        }
+    }
+
+    pub fn by_name(name: &str) -> Option<Knob> {
+        Knob::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Sets this knob in `config`.
+    pub fn apply(self, config: &mut RtConfig, value: u32) {
+        match self {
+            Knob::WorkerThreads => config.workers = value as usize,
+            Knob::GlobalQueueInterval => config.global_queue_interval = Some(value),
+            Knob::EventInterval => config.event_interval = Some(value),
+        }
+    }
+}
+
+impl RuntimeId {
+    pub const ALL: [RuntimeId; 6] =
+        [RuntimeId::WeftMt, RuntimeId::WeftCt, RuntimeId::TokioMt, RuntimeId::TokioCt, RuntimeId::Smol, RuntimeId::AsyncStd];
+
+    /// Stable name (JSON contract, `--runtimes`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeId::WeftMt => "weft-mt",
+            RuntimeId::WeftCt => "weft-ct",
+            RuntimeId::TokioMt => "tokio-mt",
+            RuntimeId::TokioCt => "tokio-ct",
+            RuntimeId::Smol => "smol",
+            RuntimeId::AsyncStd => "async-std",
+        }
+    }
+
+    pub fn by_name(name: &str) -> Option<RuntimeId> {
+        RuntimeId::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    pub fn flavor(self) -> Flavor {
+        match self {
+            RuntimeId::WeftCt | RuntimeId::TokioCt => Flavor::CurrentThread,
+            _ => Flavor::MultiThread,
+        }
+    }
+
+    pub fn is_weft(self) -> bool {
+        matches!(self, RuntimeId::WeftMt | RuntimeId::WeftCt)
+    }
+
+    /// Whether this build of the lab can run it (weft needs the `weft` feature).
+    pub fn compiled_in(self) -> bool {
+        !self.is_weft() || cfg!(feature = "weft")
+    }
+
+    /// Runs in a child process per sample (its runtime cannot be shut down).
+    pub fn in_child(self) -> bool {
+        self == RuntimeId::AsyncStd
+    }
+
+    /// Whether `sweep` can vary `knob` for this runtime.
+    pub fn supports(self, knob: Knob) -> bool {
+        match (self, knob) {
+            (RuntimeId::WeftMt | RuntimeId::TokioMt | RuntimeId::Smol | RuntimeId::AsyncStd, Knob::WorkerThreads) => true,
+            (RuntimeId::WeftMt | RuntimeId::WeftCt | RuntimeId::TokioMt | RuntimeId::TokioCt, _) => true,
+            _ => false,
+        }
+    }
+
+    /// The baselines a weft runtime's ratios are computed against (empty for the others).
+    pub fn baselines(self) -> &'static [RuntimeId] {
+        match self {
+            RuntimeId::WeftMt => &[RuntimeId::TokioMt, RuntimeId::Smol, RuntimeId::AsyncStd],
+            RuntimeId::WeftCt => &[RuntimeId::TokioCt],
+            _ => &[],
+        }
+    }
+
+    /// The default configuration: `workers` threads, every other knob at the runtime's default.
+    pub fn default_config(self, workers: usize) -> RtConfig {
+        RtConfig::new(self.flavor(), workers)
+    }
+}
+
+/// Builds `id` with `config`, runs one sample of `workload` at `scale`, drops the runtime.
+/// A panic anywhere (build, workload, drop) becomes [`Outcome::Failed`].
+pub fn sample_in_process(id: RuntimeId, config: &RtConfig, workload: Workload, scale: u64) -> Outcome {
+    match id {
+        #[cfg(feature = "weft")]
+        RuntimeId::WeftMt | RuntimeId::WeftCt => sample_with::<weft::Weft>(config, workload, scale),
+        #[cfg(not(feature = "weft"))]
+        RuntimeId::WeftMt | RuntimeId::WeftCt => Outcome::Failed("weft-lab was built without the `weft` feature".into()),
+        RuntimeId::TokioMt | RuntimeId::TokioCt => sample_with::<tokio::Tokio>(config, workload, scale),
+        RuntimeId::Smol => sample_with::<smol::Smol>(config, workload, scale),
+        RuntimeId::AsyncStd => sample_with::<async_std::AsyncStd>(config, workload, scale),
+    }
+}
+
+fn sample_with<R: Adapter>(config: &RtConfig, workload: Workload, scale: u64) -> Outcome {
+    let silence = workload.spec().silence_panics;
+    let previous_hook = silence.then(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        previous
+    });
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let runtime = match R::build(config) {
+            Ok(runtime) => runtime,
+            Err(e) => return Outcome::Failed(format!("building the runtime failed: {e}")),
+        };
+        let outcome = workloads::run(&runtime, workload, scale);
+        drop(runtime);
+        outcome
+    }))
+    .unwrap_or_else(|payload| Outcome::Failed(format!("panicked: {}", panic_message(&payload))));
+    if let Some(previous) = previous_hook {
+        std::panic::set_hook(previous);
+    }
+    outcome
+}
+
+/// The text of a panic payload, when it has one.
+pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}

@@ -1,0 +1,92 @@
+//! tokio adapter (`tokio-mt`, `tokio-ct`), with tokio's own `sync` channels.
+//!
+//! The reference point of most ratios. Built with `enable_all()` like a typical application,
+//! so its timer and IO driver are present exactly as they are in production.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::adapter::{Adapter, Channels, Closed, Flavor, Panicked, RtConfig};
+
+/// A built tokio runtime of either flavor.
+pub struct Tokio {
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Adapter for Tokio {
+    type Handle<T: Send + 'static> = tokio::task::JoinHandle<T>;
+    type Channels = TokioChannels;
+
+    fn build(config: &RtConfig) -> std::io::Result<Self> {
+        let mut builder = match config.flavor {
+            Flavor::MultiThread => {
+                let mut b = tokio::runtime::Builder::new_multi_thread();
+                b.worker_threads(config.workers);
+                b
+            }
+            Flavor::CurrentThread => tokio::runtime::Builder::new_current_thread(),
+        };
+        if let Some(n) = config.global_queue_interval {
+            builder.global_queue_interval(n);
+        }
+        if let Some(n) = config.event_interval {
+            builder.event_interval(n);
+        }
+        let runtime = builder.thread_name("tokio-lab").enable_all().build()?;
+        Ok(Tokio { runtime })
+    }
+
+    fn block_on<F: Future>(&self, fut: F) -> F::Output {
+        self.runtime.block_on(fut)
+    }
+
+    fn spawn<F>(fut: F) -> Self::Handle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        tokio::spawn(fut)
+    }
+
+    fn join<T: Send + 'static>(handle: Self::Handle<T>) -> impl Future<Output = Result<T, Panicked>> + Send {
+        async move { handle.await.map_err(|_| Panicked) }
+    }
+
+    fn yield_now() -> impl Future<Output = ()> + Send {
+        tokio::task::yield_now()
+    }
+
+    fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep(duration)
+    }
+}
+
+/// `tokio::sync::mpsc` (bounded) and `tokio::sync::oneshot`.
+pub enum TokioChannels {}
+
+impl Channels for TokioChannels {
+    const AVAILABLE: bool = true;
+    type Sender<T: Send + 'static> = tokio::sync::mpsc::Sender<T>;
+    type Receiver<T: Send + 'static> = tokio::sync::mpsc::Receiver<T>;
+    type OneshotSender<T: Send + 'static> = tokio::sync::oneshot::Sender<T>;
+    type OneshotReceiver<T: Send + 'static> = tokio::sync::oneshot::Receiver<T>;
+
+    fn bounded<T: Send + 'static>(capacity: usize) -> (Self::Sender<T>, Self::Receiver<T>) {
+        tokio::sync::mpsc::channel(capacity)
+    }
+    fn send<T: Send + 'static>(tx: &Self::Sender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+        async move { tx.send(value).await.map_err(|_| Closed) }
+    }
+    fn recv<T: Send + 'static>(rx: &mut Self::Receiver<T>) -> impl Future<Output = Option<T>> + Send + '_ {
+        rx.recv()
+    }
+    fn oneshot<T: Send + 'static>() -> (Self::OneshotSender<T>, Self::OneshotReceiver<T>) {
+        tokio::sync::oneshot::channel()
+    }
+    fn send_once<T: Send + 'static>(tx: Self::OneshotSender<T>, value: T) -> Result<(), Closed> {
+        tx.send(value).map_err(|_| Closed)
+    }
+    fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send {
+        async move { rx.await.map_err(|_| Closed) }
+    }
+}
