@@ -1,5 +1,31 @@
-//! weft-lab
+//! weft-lab: the instrument that measures weft against tokio, smol and async-std.
+//!
+//! Bird's-eye view, in the order data flows:
+//! - [`adapter`]: the small trait every runtime implements (spawn, join, yield, block_on,
+//!   sleep, channels). [`runtimes`] has one file per runtime and the registry of names.
+//! - [`workloads`]: every benchmark, written once, generic over the adapter, validating its own
+//!   output.
+//! - [`measure`]: builds a runtime per sample, interleaves runtimes round by round, shows
+//!   progress; async-std samples run in a child process (`__sample`).
+//! - [`stats`]: summaries, percentiles, seeded bootstrap CIs, Welch's t-test.
+//! - [`results`]: `results.json` (schema 1) and the paired ratios; [`report`] renders the
+//!   terminal table, `report.md` and `report.html` (plotters SVG charts).
+//! - [`smoke`], [`baseline`], [`sweep`]: the CI check, regression baselines, knob grids.
+//! - [`cli`]: the command line.
+//!
+//! Architecture Invariant: workloads see runtimes only through [`adapter::Adapter`]; nothing in
+//! `workloads/` names a runtime crate.
+//!
+//! Architecture Invariant: at most one runtime is alive while a sample is timed.
+
 pub mod adapter;
-pub mod stats;
+pub mod baseline;
+pub mod cli;
+pub mod measure;
+pub mod report;
+pub mod results;
 pub mod runtimes;
+pub mod smoke;
+pub mod stats;
+pub mod sweep;
 pub mod workloads;

@@ -1,0 +1,364 @@
+//! The command line (clap): `weft-lab` with no arguments runs the quick micro suite; the
+//! subcommands are `micro`, `smoke`, `baseline save`, `sweep`, `report` and the hidden
+//! `__sample` used by child-process samples. Each command is a thin function over the library.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::adapter::RtConfig;
+use crate::measure::{self, Cell, Contender, Options};
+use crate::results::{self, default_workers, Machine, Results, Settings};
+use crate::runtimes::RuntimeId;
+use crate::smoke::{self, selected, SmokeOptions};
+use crate::workloads::{Workload, SPECS};
+use crate::{baseline, report, sweep};
+
+#[derive(Parser, Debug)]
+#[command(name = "weft-lab", version, about = "Benchmarks weft against tokio, smol and async-std, fairly, with statistics.")]
+#[command(args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    micro: MicroArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the micro suite (quick profile unless --full) and write a report.
+    Micro(MicroArgs),
+    /// Every workload once at a tiny size on every runtime, outputs validated (for CI).
+    Smoke(SmokeArgs),
+    /// Manage regression baselines.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+    /// Run a grid of runtime knobs and report the best setting per workload.
+    Sweep(SweepArgs),
+    /// Re-render report.md and report.html from DIR/results.json.
+    Report { dir: PathBuf },
+    /// Internal: take one sample in this process and print `ok <ns>`.
+    #[command(name = "__sample", hide = true)]
+    Sample(SampleArgs),
+}
+
+#[derive(Args, Debug, Clone, Default)]
+struct Selection {
+    /// Only workloads whose name contains one of these (comma-separated) substrings.
+    #[arg(long, value_delimiter = ',')]
+    filter: Vec<String>,
+    /// Runtimes to measure (comma-separated; default: all built in).
+    #[arg(long, value_delimiter = ',')]
+    runtimes: Vec<String>,
+    /// Worker threads for every multi-thread runtime (default: the machine's cores).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Hide the progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+struct MicroArgs {
+    /// Run every scale, with more samples.
+    #[arg(long)]
+    full: bool,
+    /// Counted samples per runtime and cell (default: 5 quick, 10 full).
+    #[arg(long)]
+    reps: Option<usize>,
+    /// Discarded warm-up rounds per cell (default: 1 quick, 2 full).
+    #[arg(long)]
+    warmup: Option<usize>,
+    /// Also write results.json to this path.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Results root: writes OUT/<UTC timestamp>/ and OUT/latest/.
+    #[arg(long, default_value = "lab-results")]
+    out: PathBuf,
+    /// Compare weft's rows with baseline NAME; exit non-zero on a regression.
+    #[arg(long, value_name = "NAME")]
+    compare_baseline: Option<String>,
+    /// Regression threshold for --compare-baseline.
+    #[arg(long, default_value = "10%")]
+    threshold: String,
+    /// Where baselines live.
+    #[arg(long, default_value = "lab-baselines")]
+    baseline_dir: PathBuf,
+    #[command(flatten)]
+    selection: Selection,
+}
+
+#[derive(Args, Debug)]
+struct SmokeArgs {
+    #[command(flatten)]
+    selection: Selection,
+}
+
+#[derive(Subcommand, Debug)]
+enum BaselineCommand {
+    /// Save a baseline: measure weft (default runtimes weft-mt,weft-ct), or copy --from DIR.
+    Save {
+        name: String,
+        /// Save DIR/results.json instead of measuring.
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        #[command(flatten)]
+        micro: MicroArgs,
+    },
+}
+
+#[derive(Args, Debug)]
+struct SweepArgs {
+    /// A knob and its values, e.g. worker_threads=1,2 (repeatable).
+    #[arg(long = "knob", required = true, value_parser = sweep::parse_knob)]
+    knobs: Vec<sweep::KnobSpec>,
+    /// Counted samples per setting and cell.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    #[arg(long, default_value = "lab-results")]
+    out: PathBuf,
+    #[command(flatten)]
+    selection: Selection,
+}
+
+#[derive(Args, Debug)]
+struct SampleArgs {
+    #[arg(long)]
+    runtime: String,
+    #[arg(long)]
+    workload: String,
+    #[arg(long)]
+    scale: u64,
+    #[arg(long)]
+    workers: usize,
+    #[arg(long)]
+    global_queue_interval: Option<u32>,
+    #[arg(long)]
+    event_interval: Option<u32>,
+    /// Run one untimed sample first.
+    #[arg(long)]
+    warmup: bool,
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        None => micro(cli.micro, "weft-lab"),
+        Some(Command::Micro(args)) => micro(args, "weft-lab micro"),
+        Some(Command::Smoke(args)) => smoke_command(args),
+        Some(Command::Baseline(BaselineCommand::Save { name, from, micro })) => baseline_save(&name, from, micro),
+        Some(Command::Sweep(args)) => sweep_command(args),
+        Some(Command::Report { dir }) => report_command(&dir),
+        Some(Command::Sample(args)) => sample_command(args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn this_exe() -> Result<PathBuf, String> {
+    std::env::current_exe().map_err(|e| format!("cannot find the weft-lab binary: {e}"))
+}
+
+fn runtimes(selection: &Selection, default: &[RuntimeId]) -> Result<Vec<RuntimeId>, String> {
+    if selection.runtimes.is_empty() {
+        return Ok(default.iter().copied().filter(|r| r.compiled_in()).collect());
+    }
+    selection
+        .runtimes
+        .iter()
+        .map(|name| {
+            let id = RuntimeId::by_name(name.trim()).ok_or_else(|| format!("unknown runtime {name:?}"))?;
+            if id.compiled_in() {
+                Ok(id)
+            } else {
+                Err(format!("{name} is not built in (build weft-lab with the `weft` feature)"))
+            }
+        })
+        .collect()
+}
+
+/// The cells of a micro run: selected workloads × profile scales × contenders.
+fn micro_cells(full: bool, filter: &[String], contenders: &[Contender]) -> Vec<Cell> {
+    SPECS
+        .iter()
+        .filter(|s| selected(s.name, filter))
+        .flat_map(|s| (if full { s.full } else { s.quick }).iter().map(move |&scale| (s.workload, scale)))
+        .map(|(workload, scale)| Cell { workload, scale, contenders: contenders.to_vec() })
+        .collect()
+}
+
+fn measure_micro(args: &MicroArgs, default_runtimes: &[RuntimeId]) -> Result<Results, String> {
+    let chosen = runtimes(&args.selection, default_runtimes)?;
+    let workers = args.selection.workers.unwrap_or_else(default_workers);
+    let contenders: Vec<Contender> = chosen.iter().map(|&r| Contender::default_for(r, workers)).collect();
+    let cells = micro_cells(args.full, &args.selection.filter, &contenders);
+    if cells.is_empty() {
+        return Err("the filter selects no workload".into());
+    }
+    let options = Options {
+        reps: args.reps.unwrap_or(if args.full { 10 } else { 5 }).max(1),
+        warmup: args.warmup.unwrap_or(if args.full { 2 } else { 1 }),
+        quiet: args.selection.quiet,
+        exe: this_exe()?,
+    };
+    let measured = measure::run(&cells, &options);
+    let settings = Settings {
+        workers,
+        reps: options.reps,
+        warmup: options.warmup,
+        runtimes: chosen.iter().map(|r| r.name().to_string()).collect(),
+        filter: (!args.selection.filter.is_empty()).then(|| args.selection.filter.join(",")),
+    };
+    Ok(results::assemble(&measured, Machine::detect(), if args.full { "full" } else { "quick" }, settings))
+}
+
+/// `lab-results/2026-11-22T13-24-31Z`-style directory name for now.
+fn timestamp_dir() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string().replace(':', "-")
+}
+
+/// Writes the report into OUT/<timestamp>/ and OUT/latest/ (and keeps OUT out of git).
+fn write_run(out: &Path, results: &Results) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let ignore = out.join(".gitignore");
+    if !ignore.exists() {
+        let _ = std::fs::write(&ignore, "# weft-lab results are not committed (baselines live in lab-baselines/)\n*\n");
+    }
+    let dir = out.join(timestamp_dir());
+    let latest = out.join("latest");
+    let _ = std::fs::remove_dir_all(&latest);
+    for d in [&dir, &latest] {
+        report::write_all(d, results).map_err(|e| format!("cannot write {}: {e}", d.display()))?;
+    }
+    Ok(dir)
+}
+
+fn failures(results: &Results) -> Vec<String> {
+    results.results.iter().filter(|r| r.status == "failed").map(|r| format!("{} {} {}: {}", r.workload, r.scale, r.runtime, r.error.as_deref().unwrap_or("failed"))).collect()
+}
+
+fn micro(args: MicroArgs, _who: &str) -> Result<ExitCode, String> {
+    let threshold = baseline::parse_threshold(&args.threshold)?;
+    let baseline = args.compare_baseline.as_deref().map(|name| baseline::load(&args.baseline_dir, name)).transpose()?;
+    let results = measure_micro(&args, &RuntimeId::ALL)?;
+    print!("{}", report::terminal(&results));
+    let dir = write_run(&args.out, &results)?;
+    println!("wrote {}/{{results.json,report.md,report.html}} and {}/latest/", dir.display(), args.out.display());
+    if let Some(path) = &args.json {
+        std::fs::write(path, results.to_json()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let mut code = ExitCode::SUCCESS;
+    let failed = failures(&results);
+    if !failed.is_empty() {
+        eprintln!("{} failed workload run(s):\n  {}", failed.len(), failed.join("\n  "));
+        code = ExitCode::FAILURE;
+    }
+    if let (Some(base), Some(name)) = (baseline, &args.compare_baseline) {
+        let comparisons = baseline::compare(&results, &base, threshold);
+        print!("{}", baseline::render(&comparisons, name, threshold));
+        let regressed: Vec<String> = comparisons.iter().filter(|c| c.regressed).map(|c| format!("{} {} {}", c.workload, c.scale, c.runtime)).collect();
+        if !regressed.is_empty() {
+            eprintln!("regressions against baseline {name:?}: {}", regressed.join("; "));
+            code = ExitCode::FAILURE;
+        }
+    }
+    Ok(code)
+}
+
+fn smoke_command(args: SmokeArgs) -> Result<ExitCode, String> {
+    let options = SmokeOptions {
+        runtimes: runtimes(&args.selection, &RuntimeId::ALL)?,
+        filter: args.selection.filter.clone(),
+        workers: args.selection.workers.unwrap_or_else(default_workers),
+        exe: this_exe()?,
+        verbose: !args.selection.quiet,
+    };
+    let start = std::time::Instant::now();
+    let report = smoke::run(&options);
+    for failure in &report.failures {
+        eprintln!("FAILED {failure}");
+    }
+    println!("smoke took {:.1} s", start.elapsed().as_secs_f64());
+    println!("{}", report.summary());
+    Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn baseline_save(name: &str, from: Option<PathBuf>, mut args: MicroArgs) -> Result<ExitCode, String> {
+    let results = match from {
+        Some(dir) => {
+            let path = dir.join("results.json");
+            Results::from_json(&std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?)?
+        }
+        None => {
+            args.selection.runtimes.retain(|r| !r.is_empty());
+            let results = measure_micro(&args, &[RuntimeId::WeftMt, RuntimeId::WeftCt])?;
+            print!("{}", report::terminal(&results));
+            results
+        }
+    };
+    let failed = failures(&results);
+    if !failed.is_empty() {
+        return Err(format!("not saving a baseline with failed rows:\n  {}", failed.join("\n  ")));
+    }
+    let path = baseline::save(&args.baseline_dir, name, &results).map_err(|e| e.to_string())?;
+    println!("saved baseline {name:?} to {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sweep_command(args: SweepArgs) -> Result<ExitCode, String> {
+    let chosen = runtimes(&args.selection, &[RuntimeId::WeftMt, RuntimeId::TokioMt])?;
+    let workers = args.selection.workers.unwrap_or_else(default_workers);
+    let grid = sweep::grid(&args.knobs);
+    let contenders: Vec<Contender> = chosen.iter().flat_map(|&r| sweep::contenders(r, &grid, workers)).collect();
+    let cells = micro_cells(false, &args.selection.filter, &contenders);
+    if cells.is_empty() {
+        return Err("the filter selects no workload".into());
+    }
+    let options = Options { reps: args.reps.max(1), warmup: args.warmup, quiet: args.selection.quiet, exe: this_exe()? };
+    eprintln!("sweep: {} cells × {} settings × {} rounds", cells.len(), contenders.len(), options.reps + options.warmup);
+    let measured = measure::run(&cells, &options);
+    let best = sweep::best_settings(&measured);
+    let table = sweep::render(&best);
+    print!("{table}");
+    let settings = Settings {
+        workers,
+        reps: options.reps,
+        warmup: options.warmup,
+        runtimes: contenders.iter().map(|c| c.label.clone()).collect(),
+        filter: (!args.selection.filter.is_empty()).then(|| args.selection.filter.join(",")),
+    };
+    let results = results::assemble(&measured, Machine::detect(), "sweep", settings);
+    let dir = args.out.join(format!("sweep-{}", timestamp_dir()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("results.json"), results.to_json()).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&best).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("sweep.md"), format!("# weft-lab sweep\n\n{table}")).map_err(|e| e.to_string())?;
+    println!("wrote {}/{{results.json,sweep.json,sweep.md}}", dir.display());
+    Ok(if failures(&results).is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn report_command(dir: &Path) -> Result<ExitCode, String> {
+    let path = dir.join("results.json");
+    let results = Results::from_json(&std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?)?;
+    report::write_all(dir, &results).map_err(|e| e.to_string())?;
+    print!("{}", report::terminal(&results));
+    println!("wrote {}/{{report.md,report.html}}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sample_command(args: SampleArgs) -> Result<ExitCode, String> {
+    let runtime = RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime))?;
+    let workload = Workload::by_name(&args.workload).ok_or_else(|| format!("unknown workload {:?}", args.workload))?;
+    let config = RtConfig { global_queue_interval: args.global_queue_interval, event_interval: args.event_interval, ..RtConfig::new(runtime.flavor(), args.workers) };
+    measure::child_main(runtime, &config, workload, args.scale, args.warmup);
+    Ok(ExitCode::SUCCESS)
+}

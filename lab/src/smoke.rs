@@ -1,0 +1,84 @@
+//! `weft-lab smoke`: every workload once, at a tiny size, on every runtime, outputs validated.
+//! Fast enough for CI; any failure makes it exit non-zero. "not yet" rows (a runtime lacking a
+//! feature, e.g. weft's channels) are counted as skipped, not failed.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::measure::{self, Contender};
+use crate::report::fmt_time;
+use crate::runtimes::RuntimeId;
+use crate::workloads::{Outcome, SPECS};
+
+/// What to smoke-test.
+#[derive(Clone, Debug)]
+pub struct SmokeOptions {
+    pub runtimes: Vec<RuntimeId>,
+    /// Substring filters on workload names (empty = all).
+    pub filter: Vec<String>,
+    pub workers: usize,
+    /// The `weft-lab` binary, for child-process runtimes.
+    pub exe: PathBuf,
+    /// Print one line per run as it finishes.
+    pub verbose: bool,
+}
+
+/// The tally of a smoke run.
+#[derive(Clone, Debug, Default)]
+pub struct SmokeReport {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    /// `workload scale runtime: why` for each failure.
+    pub failures: Vec<String>,
+    pub lines: Vec<String>,
+}
+
+impl SmokeReport {
+    pub fn ok(&self) -> bool {
+        self.failed == 0
+    }
+
+    /// `smoke: 90 passed, 0 failed, 3 skipped` (the closing line CI reads).
+    pub fn summary(&self) -> String {
+        format!("smoke: {} passed, {} failed, {} skipped", self.passed, self.failed, self.skipped)
+    }
+}
+
+/// Whether `name` passes the substring filters.
+pub fn selected(name: &str, filter: &[String]) -> bool {
+    filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()))
+}
+
+/// Runs the smoke test.
+pub fn run(options: &SmokeOptions) -> SmokeReport {
+    let mut report = SmokeReport::default();
+    for spec in SPECS.iter().filter(|s| selected(s.name, &options.filter)) {
+        for &runtime in &options.runtimes {
+            let contender = Contender::default_for(runtime, options.workers);
+            let start = Instant::now();
+            let outcome = measure::sample(&contender, spec.workload, spec.smoke, &options.exe, false);
+            let wall = start.elapsed();
+            let line = match &outcome {
+                Outcome::Time(t) => {
+                    report.passed += 1;
+                    format!("ok       {:<22} {:>6} {:<10} {:>10} (wall {})", spec.name, spec.smoke, runtime.name(), fmt_time(t.as_nanos() as f64), fmt_time(wall.as_nanos() as f64))
+                }
+                Outcome::NotYet => {
+                    report.skipped += 1;
+                    format!("not yet  {:<22} {:>6} {:<10}", spec.name, spec.smoke, runtime.name())
+                }
+                Outcome::Failed(why) => {
+                    report.failed += 1;
+                    report.failures.push(format!("{} {} {}: {why}", spec.name, spec.smoke, runtime.name()));
+                    format!("FAILED   {:<22} {:>6} {:<10} {why}", spec.name, spec.smoke, runtime.name())
+                }
+            };
+            if options.verbose {
+                println!("{line}");
+            }
+            report.lines.push(line);
+        }
+    }
+    report
+}
