@@ -1,9 +1,10 @@
 //! SVG charts for `report.html`, drawn with plotters' SVG backend (no fonts or system libraries:
 //! text is emitted as SVG `<text>` and laid out by the browser).
 //!
-//! Per group: [`times`] — median time per runtime, one column per workload × scale, log y axis
-//! (workloads differ by orders of magnitude); [`ratios`] — weft ÷ baseline per pair, the dot the
-//! median paired ratio and the whisker its 95% CI, with the parity line at 1.
+//! Per group, as horizontal dot plots (one row per workload × scale, in table order, so the long
+//! labels stay horizontal): [`times`] — median time per runtime on a log axis (workloads differ
+//! by orders of magnitude); [`ratios`] — weft ÷ baseline per pair, the dot the median paired
+//! ratio and the whisker its 95% CI, with the parity line at 1.
 
 use plotters::prelude::*;
 
@@ -21,28 +22,38 @@ const PALETTE: [RGBColor; 8] = [
 ];
 
 /// Each runtime keeps its colour in every chart (registry order; unknown labels share grey).
+/// The most legend entries a chart can have (runtimes, or pairs).
+const SERIES: usize = 6;
+
 fn color(name: &str) -> RGBColor {
     let i = crate::runtimes::RuntimeId::ALL.iter().position(|r| r.name() == name).unwrap_or(PALETTE.len() - 1);
     PALETTE[i]
 }
 
-fn size(columns: usize) -> (u32, u32) {
-    ((140 + 70 * columns as u32).max(640), 480)
+/// Rows run down the chart (labels stay horizontal and readable); width is fixed.
+/// Tall enough for the rows and for the legend's `series` entries.
+fn size(rows: usize, series: usize) -> (u32, u32) {
+    (960, 110 + 30 * rows.max(series) as u32)
 }
 
-/// Offsets `n` series around a column's centre so their marks do not overlap.
+/// Row `i` (0 = first table row) sits at y = rows − 1 − i, so the chart reads top-down.
+fn y_of(i: usize, rows: usize) -> f64 {
+    (rows - 1 - i) as f64
+}
+
+/// Offsets `n` series around a row's centre so their marks do not overlap.
 fn offset(i: usize, n: usize) -> f64 {
     if n <= 1 {
         0.0
     } else {
-        -0.3 + 0.6 * i as f64 / (n - 1) as f64
+        0.3 - 0.6 * i as f64 / (n - 1) as f64
     }
 }
 
 /// Median time per runtime, log scale.
 pub fn times(table: &Table) -> Result<String, String> {
     let mut svg = String::new();
-    let columns = table.rows.len();
+    let rows = table.rows.len();
     let times: Vec<f64> = table.rows.iter().flat_map(|r| r.values.iter()).filter_map(|v| if let Value::Time(t) = v { Some(*t) } else { None }).collect();
     if times.is_empty() {
         return Ok(String::new());
@@ -50,23 +61,26 @@ pub fn times(table: &Table) -> Result<String, String> {
     let (lo, hi) = (times.iter().copied().fold(f64::INFINITY, f64::min), times.iter().copied().fold(0.0, f64::max));
     let labels: Vec<String> = table.rows.iter().map(|r| r.label()).collect();
     {
-        let root = SVGBackend::with_string(&mut svg, size(columns)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size(rows, SERIES)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut chart = ChartBuilder::on(&root)
             .caption(format!("{}: median time per runtime (log scale, lower is better)", table.group.name()), ("sans-serif", 18))
             .margin(12)
-            .x_label_area_size(190)
-            .y_label_area_size(80)
-            .build_cartesian_2d(-0.5..columns as f64 - 0.5, (lo / 1.6..hi * 1.6).log_scale())
+            .margin_right(36)
+            .x_label_area_size(40)
+            .y_label_area_size(260)
+            .build_cartesian_2d(decades(lo, hi * 3.0).log_scale(), -0.5..rows as f64 - 0.5)
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(columns)
-            .x_label_formatter(&|x| column_label(&labels, *x))
-            .x_label_style(("sans-serif", 12).into_font().transform(FontTransform::Rotate90))
-            .y_label_formatter(&|y| super::fmt_time(*y))
-            .y_desc("median time")
+            .disable_y_mesh()
+            .light_line_style(TRANSPARENT)
+            .y_labels(rows)
+            .y_label_formatter(&|y| row_label(&labels, *y))
+            .y_label_style(("sans-serif", 13))
+            .x_labels(40)
+            .x_label_formatter(&|x| if labelled_tick(*x) { super::fmt_time(*x) } else { String::new() })
+            .x_desc("median time")
             .draw()
             .map_err(|e| e.to_string())?;
         let n = table.runtimes.len();
@@ -75,7 +89,7 @@ pub fn times(table: &Table) -> Result<String, String> {
                 .rows
                 .iter()
                 .enumerate()
-                .filter_map(|(c, row)| if let Value::Time(t) = row.values[i] { Some((c as f64 + offset(i, n), t)) } else { None })
+                .filter_map(|(r, row)| if let Value::Time(t) = row.values[i] { Some((t, y_of(r, rows) + offset(i, n))) } else { None })
                 .collect();
             let style = color(runtime).filled();
             chart
@@ -84,16 +98,17 @@ pub fn times(table: &Table) -> Result<String, String> {
                 .label(runtime.clone())
                 .legend(move |(x, y)| Circle::new((x + 8, y), 5, style));
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(SeriesLabelPosition::UpperLeft).draw().map_err(|e| e.to_string())?;
+        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(SeriesLabelPosition::UpperRight).draw().map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
 }
 
-/// weft ÷ baseline per pair (coloured like the baseline): median paired ratio with 95% CI whiskers, log scale.
+/// weft ÷ baseline per pair (coloured like the baseline): median paired ratio with 95% CI
+/// whiskers, log scale.
 pub fn ratios(table: &Table) -> Result<String, String> {
     let mut svg = String::new();
-    let columns = table.rows.len();
+    let rows = table.rows.len();
     let bounds: Vec<f64> = table.rows.iter().flat_map(|r| r.ratios.iter().flatten()).flat_map(|r| [r.ci95[0], r.ci95[1], r.median_ratio]).filter(|v| v.is_finite() && *v > 0.0).collect();
     if bounds.is_empty() {
         return Ok(String::new());
@@ -102,27 +117,30 @@ pub fn ratios(table: &Table) -> Result<String, String> {
     let hi = bounds.iter().copied().fold(1.0, f64::max);
     let labels: Vec<String> = table.rows.iter().map(|r| r.label()).collect();
     {
-        let root = SVGBackend::with_string(&mut svg, size(columns)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size(rows, SERIES)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{}: weft ÷ baseline with 95% CI (below 1 = weft faster)", table.group.name()), ("sans-serif", 18))
+            .caption(format!("{}: weft ÷ baseline with 95% CI (left of 1 = weft faster)", table.group.name()), ("sans-serif", 18))
             .margin(12)
-            .x_label_area_size(190)
-            .y_label_area_size(80)
-            .build_cartesian_2d(-0.5..columns as f64 - 0.5, (lo / 1.25..hi * 1.25).log_scale())
+            .margin_right(36)
+            .x_label_area_size(40)
+            .y_label_area_size(260)
+            .build_cartesian_2d(decades(lo, hi * 2.0).log_scale(), -0.5..rows as f64 - 0.5)
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(columns)
-            .x_label_formatter(&|x| column_label(&labels, *x))
-            .x_label_style(("sans-serif", 12).into_font().transform(FontTransform::Rotate90))
-            .y_label_formatter(&|y| format!("{y:.2}×"))
-            .y_desc("time ratio")
+            .disable_y_mesh()
+            .light_line_style(TRANSPARENT)
+            .y_labels(rows)
+            .y_label_formatter(&|y| row_label(&labels, *y))
+            .y_label_style(("sans-serif", 13))
+            .x_labels(40)
+            .x_label_formatter(&|x| if labelled_tick(*x) { format!("{x}×") } else { String::new() })
+            .x_desc("time ratio (weft ÷ baseline)")
             .draw()
             .map_err(|e| e.to_string())?;
         chart
-            .draw_series(std::iter::once(PathElement::new(vec![(-0.5, 1.0), (columns as f64 - 0.5, 1.0)], BLACK.stroke_width(1))))
+            .draw_series(std::iter::once(PathElement::new(vec![(1.0, -0.5), (1.0, rows as f64 - 0.5)], BLACK.stroke_width(1))))
             .map_err(|e| e.to_string())?;
         let n = table.pairs.len();
         for (i, (runtime, baseline)) in table.pairs.iter().enumerate() {
@@ -132,32 +150,45 @@ pub fn ratios(table: &Table) -> Result<String, String> {
                 .rows
                 .iter()
                 .enumerate()
-                .filter_map(|(c, row)| row.ratios[i].as_ref().map(|r| (c as f64 + offset(i, n) * 0.8, [r.ci95[0], r.median_ratio, r.ci95[1]])))
+                .filter_map(|(r, row)| row.ratios[i].as_ref().map(|q| (y_of(r, rows) + offset(i, n) * 0.8, [q.ci95[0], q.median_ratio, q.ci95[1]])))
                 .collect();
             chart
-                .draw_series(marks.iter().map(|&(x, [low, _, high])| PathElement::new(vec![(x, low), (x, high)], stroke)))
-                .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(marks.iter().flat_map(|&(x, [low, _, high])| {
-                    [PathElement::new(vec![(x - 0.06, low), (x + 0.06, low)], stroke), PathElement::new(vec![(x - 0.06, high), (x + 0.06, high)], stroke)]
+                .draw_series(marks.iter().flat_map(|&(y, [low, _, high])| {
+                    [
+                        PathElement::new(vec![(low, y), (high, y)], stroke),
+                        PathElement::new(vec![(low, y - 0.08), (low, y + 0.08)], stroke),
+                        PathElement::new(vec![(high, y - 0.08), (high, y + 0.08)], stroke),
+                    ]
                 }))
                 .map_err(|e| e.to_string())?;
             chart
-                .draw_series(marks.iter().map(|&(x, [_, mid, _])| Circle::new((x, mid), 5, style)))
+                .draw_series(marks.iter().map(|&(y, [_, mid, _])| Circle::new((mid, y), 5, style)))
                 .map_err(|e| e.to_string())?
                 .label(format!("{runtime} ÷ {baseline}"))
                 .legend(move |(x, y)| Circle::new((x + 8, y), 5, style));
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(SeriesLabelPosition::UpperLeft).draw().map_err(|e| e.to_string())?;
+        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(SeriesLabelPosition::UpperRight).draw().map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
 }
 
-/// The label of the column at `x`, or nothing between columns.
-fn column_label(labels: &[String], x: f64) -> String {
-    if (x - x.round()).abs() > 1e-6 || x < -0.1 {
+/// The label of the row at `y`, or nothing between rows.
+fn row_label(labels: &[String], y: f64) -> String {
+    if (y - y.round()).abs() > 1e-6 || y < -0.1 || y.round() as usize >= labels.len() {
         return String::new();
     }
-    labels.get(x.round() as usize).cloned().unwrap_or_default()
+    labels[labels.len() - 1 - y.round() as usize].clone()
+}
+
+/// The smallest range of whole decades holding `lo..hi`, widened by a hair so that rounding
+/// in plotters' tick placement cannot skip the first decade.
+fn decades(lo: f64, hi: f64) -> std::ops::Range<f64> {
+    10f64.powf(lo.log10().floor()) * 0.999..10f64.powf(hi.log10().ceil()) * 1.001
+}
+
+/// Log-axis ticks come at 1–9 × 10ⁿ; only 1, 2 and 5 get a label.
+fn labelled_tick(x: f64) -> bool {
+    let mantissa = x / 10f64.powf(x.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6 * m)
 }

@@ -108,6 +108,7 @@ impl RuntimeId {
     /// Whether `sweep` can vary `knob` for this runtime.
     pub fn supports(self, knob: Knob) -> bool {
         match (self, knob) {
+            (RuntimeId::WeftCt | RuntimeId::TokioCt, Knob::WorkerThreads) => false,
             (RuntimeId::WeftMt | RuntimeId::TokioMt | RuntimeId::Smol | RuntimeId::AsyncStd, Knob::WorkerThreads) => true,
             (RuntimeId::WeftMt | RuntimeId::WeftCt | RuntimeId::TokioMt | RuntimeId::TokioCt, _) => true,
             _ => false,

@@ -1,0 +1,26 @@
+//! Shared helpers for the integration tests: synthetic measurements with known samples.
+
+use weft_lab::measure::{Measured, Status};
+use weft_lab::results::{self, Machine, Results, Settings};
+use weft_lab::runtimes::RuntimeId;
+use weft_lab::workloads::Workload;
+
+pub fn measured(workload: Workload, scale: u64, runtime: RuntimeId, samples: &[u64]) -> Measured {
+    Measured { workload, scale, runtime, label: runtime.name().into(), status: Status::Ok, samples_ns: samples.to_vec() }
+}
+
+pub fn with_status(mut m: Measured, status: Status) -> Measured {
+    m.samples_ns.clear();
+    m.status = status;
+    m
+}
+
+/// Samples around `base` with ±2% deterministic jitter.
+pub fn around(base: u64, n: usize) -> Vec<u64> {
+    (0..n).map(|i| base + base * [0, 2, 1, 3, 2, 4, 1, 0, 3, 2][i % 10] / 100).collect()
+}
+
+pub fn assemble(measured: &[Measured]) -> Results {
+    let settings = Settings { workers: 2, reps: 5, warmup: 1, runtimes: vec!["weft-mt".into(), "tokio-mt".into()], filter: None };
+    results::assemble(measured, Machine::detect(), "quick", settings)
+}
