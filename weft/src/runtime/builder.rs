@@ -1,0 +1,232 @@
+//! `Builder`: configures a runtime (flavor, threads, scheduler knobs, drivers).
+
+use std::fmt;
+use std::io;
+use std::sync::Arc as StdArc;
+
+use super::{driver::Driver, scheduler, Config, Runtime};
+use crate::loom::sync::{Arc, Condvar, Mutex};
+
+type Callback = StdArc<dyn Fn() + Send + Sync>;
+type NameFn = StdArc<dyn Fn() -> String + Send + Sync>;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    CurrentThread,
+    MultiThread,
+}
+
+/// Builds a [`Runtime`]. Mirrors `tokio::runtime::Builder`.
+pub struct Builder {
+    kind: Kind,
+    worker_threads: Option<usize>,
+    thread_name: NameFn,
+    thread_stack_size: Option<usize>,
+    on_thread_start: Option<Callback>,
+    on_thread_stop: Option<Callback>,
+    global_queue_interval: Option<u32>,
+    event_interval: u32,
+    enable_time: bool,
+    enable_io: bool,
+    silence_task_panics: bool,
+}
+
+/// Default ticks between checks of the injection queue (a prime, so it does not beat in step
+/// with `event_interval`).
+const DEFAULT_GLOBAL_QUEUE_INTERVAL: u32 = 31;
+/// Default ticks between non-blocking polls of the driver.
+const DEFAULT_EVENT_INTERVAL: u32 = 61;
+
+impl Builder {
+    /// A work-stealing runtime with one worker per CPU core by default.
+    pub fn new_multi_thread() -> Builder {
+        Builder::new(Kind::MultiThread)
+    }
+
+    /// A runtime that runs every task on the thread calling `block_on`.
+    pub fn new_current_thread() -> Builder {
+        Builder::new(Kind::CurrentThread)
+    }
+
+    fn new(kind: Kind) -> Builder {
+        Builder {
+            kind,
+            worker_threads: None,
+            thread_name: StdArc::new(|| "weft-worker".to_string()),
+            thread_stack_size: None,
+            on_thread_start: None,
+            on_thread_stop: None,
+            global_queue_interval: None,
+            event_interval: DEFAULT_EVENT_INTERVAL,
+            enable_time: false,
+            enable_io: false,
+            silence_task_panics: false,
+        }
+    }
+
+    /// Number of worker threads (multi-thread flavor). Default: the `WEFT_WORKER_THREADS`
+    /// environment variable, else the number of CPU cores. Panics if `n` is 0.
+    #[track_caller]
+    pub fn worker_threads(&mut self, n: usize) -> &mut Self {
+        assert!(n > 0, "worker_threads must be greater than 0");
+        self.worker_threads = Some(n);
+        self
+    }
+
+    pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Self {
+        let name = name.into();
+        self.thread_name = StdArc::new(move || name.clone());
+        self
+    }
+
+    pub fn thread_name_fn<F: Fn() -> String + Send + Sync + 'static>(&mut self, f: F) -> &mut Self {
+        self.thread_name = StdArc::new(f);
+        self
+    }
+
+    pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
+        self.thread_stack_size = Some(bytes);
+        self
+    }
+
+    /// Runs `f` on each worker thread when it starts.
+    pub fn on_thread_start<F: Fn() + Send + Sync + 'static>(&mut self, f: F) -> &mut Self {
+        self.on_thread_start = Some(StdArc::new(f));
+        self
+    }
+
+    /// Runs `f` on each worker thread before it exits.
+    pub fn on_thread_stop<F: Fn() + Send + Sync + 'static>(&mut self, f: F) -> &mut Self {
+        self.on_thread_stop = Some(StdArc::new(f));
+        self
+    }
+
+    /// Ticks between checks of the global (injection) queue. Panics if 0.
+    #[track_caller]
+    pub fn global_queue_interval(&mut self, n: u32) -> &mut Self {
+        assert!(n > 0, "global_queue_interval must be greater than 0");
+        self.global_queue_interval = Some(n);
+        self
+    }
+
+    /// Ticks between non-blocking polls of the drivers (timers, I/O). Panics if 0.
+    #[track_caller]
+    pub fn event_interval(&mut self, n: u32) -> &mut Self {
+        assert!(n > 0, "event_interval must be greater than 0");
+        self.event_interval = n;
+        self
+    }
+
+    /// Enables every driver (timers; I/O once `weft::net` lands).
+    pub fn enable_all(&mut self) -> &mut Self {
+        self.enable_time = true;
+        self.enable_io = true;
+        self
+    }
+
+    pub fn enable_time(&mut self) -> &mut Self {
+        self.enable_time = true;
+        self
+    }
+
+    /// Enables the I/O driver. Accepted now for tokio compatibility; the driver arrives with
+    /// `weft::net`.
+    pub fn enable_io(&mut self) -> &mut Self {
+        self.enable_io = true;
+        self
+    }
+
+    /// When true, a panic inside a task is not printed by the process panic hook (it still
+    /// reaches the task's `JoinHandle` as a `JoinError`). Default false: panics print, as
+    /// users expect.
+    pub fn silence_task_panics(&mut self, silence: bool) -> &mut Self {
+        self.silence_task_panics = silence;
+        if silence {
+            crate::task::panic_hook::install();
+        }
+        self
+    }
+
+    /// Builds the runtime, starting its worker threads.
+    pub fn build(&mut self) -> io::Result<Runtime> {
+        let config = Config {
+            global_queue_interval: self.global_queue_interval.unwrap_or(DEFAULT_GLOBAL_QUEUE_INTERVAL),
+            event_interval: self.event_interval,
+            silence_task_panics: self.silence_task_panics,
+        };
+        let (driver, driver_handle) = Driver::new(self.enable_time);
+        match self.kind {
+            Kind::CurrentThread => {
+                let handle = scheduler::current_thread::create(driver, driver_handle, config);
+                Ok(Runtime::from_parts(scheduler::Handle::CurrentThread(handle), None))
+            }
+            Kind::MultiThread => self.build_multi_thread(driver, driver_handle, config),
+        }
+    }
+
+    fn build_multi_thread(&self, driver: Driver, driver_handle: super::driver::Handle, config: Config) -> io::Result<Runtime> {
+        let n = self.worker_threads.unwrap_or_else(default_worker_threads);
+        let (handle, cores) = scheduler::multi_thread::create(n, driver, driver_handle, config);
+        let alive = Arc::new((Mutex::new(n), Condvar::new()));
+        let mut threads = Vec::with_capacity(n);
+        for (index, core) in cores.into_iter().enumerate() {
+            let mut b = crate::loom::thread::Builder::new().name((self.thread_name)());
+            if let Some(size) = self.thread_stack_size {
+                b = b.stack_size(size);
+            }
+            let (h, alive2) = (handle.clone(), alive.clone());
+            let (start, stop) = (self.on_thread_start.clone(), self.on_thread_stop.clone());
+            let spawned = b.spawn(move || {
+                let _exit = WorkerExit(alive2);
+                if let Some(f) = start {
+                    f();
+                }
+                scheduler::multi_thread::run_worker(h, index, core);
+                if let Some(f) = stop {
+                    f();
+                }
+            });
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    // Shut down the workers that did start; the unstarted cores are dropped.
+                    handle.shutdown();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Runtime::from_parts(scheduler::Handle::MultiThread(handle), Some((threads, alive))))
+    }
+}
+
+/// Counts a worker thread out when it exits (even by panic), waking a waiting `Runtime` drop.
+struct WorkerExit(Arc<(Mutex<usize>, Condvar)>);
+
+impl Drop for WorkerExit {
+    fn drop(&mut self) {
+        let (lock, cvar) = &*self.0;
+        *crate::loom::lock(lock) -= 1;
+        cvar.notify_all();
+    }
+}
+
+fn default_worker_threads() -> usize {
+    if let Some(n) = std::env::var("WEFT_WORKER_THREADS").ok().and_then(|v| v.parse::<usize>().ok()) {
+        if n > 0 {
+            return n;
+        }
+    }
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("kind", &self.kind)
+            .field("worker_threads", &self.worker_threads)
+            .field("global_queue_interval", &self.global_queue_interval)
+            .field("event_interval", &self.event_interval)
+            .field("enable_time", &self.enable_time)
+            .finish()
+    }
+}

@@ -1,0 +1,180 @@
+//! Per-thread runtime context: which runtime this thread is in, and on which worker.
+//!
+//! * `handle` — the runtime entered with `Handle::enter` / `block_on` / a worker thread;
+//!   `weft::spawn`, `sleep` and `Handle::current` read it.
+//! * `scheduler` — a pointer to the running scheduler's per-thread context (a worker's core,
+//!   or the current-thread core inside `block_on`); when set, spawns go straight to the local
+//!   run queue. Always consistent with `handle`: `Handle::enter` clears it.
+//! * `entered` — true inside `block_on` or on a worker: a nested `block_on` would deadlock, so
+//!   it panics instead.
+//! * `task_id` — the task being polled (for `task::id()`).
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+
+use super::scheduler;
+use crate::task::{Id, JoinHandle};
+
+struct Context {
+    handle: RefCell<Option<scheduler::Handle>>,
+    scheduler: Cell<Option<*const scheduler::Context>>,
+    entered: Cell<bool>,
+    task_id: Cell<Option<Id>>,
+}
+
+thread_local! {
+    static CONTEXT: Context = const {
+        Context {
+            handle: RefCell::new(None),
+            scheduler: Cell::new(None),
+            entered: Cell::new(false),
+            task_id: Cell::new(None),
+        }
+    };
+}
+
+const NO_RUNTIME: &str = "there is no weft runtime on this thread. Call this from inside \
+`Runtime::block_on`, from a task spawned on a runtime, under `#[weft::main]`/`#[weft::test]`, \
+or after `let _guard = runtime.enter();`";
+
+/// Spawns on the current runtime: the local worker's queue when on a worker.
+#[track_caller]
+pub(crate) fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let id = Id::next();
+    let res = CONTEXT.try_with(|c| {
+        if let Some(sched) = c.scheduler.get() {
+            // SAFETY: the pointer is set by a scheduler for the duration of its run loop on
+            // this thread (`SchedulerGuard`), and cleared before that context is dropped.
+            return Some(unsafe { &*sched }.spawn(future, id));
+        }
+        let handle = c.handle.borrow();
+        Some(handle.as_ref()?.spawn(future, id))
+    });
+    match res {
+        Ok(Some(join)) => join,
+        _ => panic!("`weft::spawn` failed: {NO_RUNTIME}"),
+    }
+}
+
+/// The current runtime's handle, if any.
+pub(crate) fn try_current() -> Option<scheduler::Handle> {
+    CONTEXT.try_with(|c| c.handle.borrow().clone()).ok().flatten()
+}
+
+/// The current runtime's handle, or a panic naming `what` and how to enter a runtime.
+#[track_caller]
+pub(crate) fn current_or_panic(what: &str) -> scheduler::Handle {
+    match try_current() {
+        Some(h) => h,
+        None => panic!("{what} failed: {NO_RUNTIME}"),
+    }
+}
+
+pub(crate) fn with_scheduler<R>(f: impl FnOnce(Option<&scheduler::Context>) -> R) -> R {
+    let ptr = CONTEXT.try_with(|c| c.scheduler.get()).ok().flatten();
+    // SAFETY: see `spawn`.
+    f(ptr.map(|p| unsafe { &*p }))
+}
+
+pub(crate) fn current_task_id() -> Option<Id> {
+    CONTEXT.try_with(|c| c.task_id.get()).ok().flatten()
+}
+
+/// Makes `handle` the current runtime for this thread until dropped.
+pub(crate) struct EnterGuard {
+    prev_handle: Option<scheduler::Handle>,
+    prev_scheduler: Option<*const scheduler::Context>,
+}
+
+pub(crate) fn enter(handle: scheduler::Handle) -> EnterGuard {
+    CONTEXT.with(|c| EnterGuard {
+        prev_handle: c.handle.replace(Some(handle)),
+        prev_scheduler: c.scheduler.replace(None),
+    })
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        let _ = CONTEXT.try_with(|c| {
+            *c.handle.borrow_mut() = self.prev_handle.take();
+            c.scheduler.set(self.prev_scheduler);
+        });
+    }
+}
+
+/// Marks the thread as running a scheduler's loop (worker, or `block_on` holding the core).
+pub(crate) struct SchedulerGuard {
+    prev: Option<*const scheduler::Context>,
+}
+
+impl SchedulerGuard {
+    /// # Safety
+    /// `cx` must stay valid until the guard is dropped.
+    pub(crate) unsafe fn enter(cx: *const scheduler::Context) -> SchedulerGuard {
+        SchedulerGuard { prev: CONTEXT.with(|c| c.scheduler.replace(Some(cx))) }
+    }
+}
+
+impl Drop for SchedulerGuard {
+    fn drop(&mut self) {
+        let _ = CONTEXT.try_with(|c| c.scheduler.set(self.prev));
+    }
+}
+
+/// Marks the thread as inside a runtime (`block_on` or a worker) until dropped.
+pub(crate) struct RuntimeGuard {
+    _p: (),
+}
+
+/// Enters "runtime" mode, or panics if the thread is already in a runtime.
+#[track_caller]
+pub(crate) fn enter_runtime(what: &str) -> RuntimeGuard {
+    let already = CONTEXT.with(|c| c.entered.replace(true));
+    if already {
+        panic!(
+            "{what}: cannot start a runtime from within a runtime. This happens when \
+             `block_on` is called from an async context (a task, or another `block_on`), \
+             which would block the thread that drives the outer runtime. Await the future \
+             instead, or run the blocking code with `spawn_blocking` or on a plain thread."
+        );
+    }
+    RuntimeGuard { _p: () }
+}
+
+impl Drop for RuntimeGuard {
+    fn drop(&mut self) {
+        let _ = CONTEXT.try_with(|c| c.entered.set(false));
+    }
+}
+
+/// Temporarily leaves runtime mode (for `block_in_place`-like helpers and LocalSet::block_on).
+pub(crate) fn is_entered() -> bool {
+    CONTEXT.try_with(|c| c.entered.get()).unwrap_or(false)
+}
+
+/// Set while a task is being polled: its id, and a fresh coop budget.
+pub(crate) struct TaskGuard {
+    prev_id: Option<Id>,
+    _budget: crate::task::coop::BudgetGuard,
+}
+
+impl TaskGuard {
+    #[inline]
+    pub(crate) fn enter(id: Id) -> TaskGuard {
+        let prev_id = CONTEXT.try_with(|c| c.task_id.replace(Some(id))).ok().flatten();
+        TaskGuard {
+            prev_id,
+            _budget: crate::task::coop::BudgetGuard::new(Some(crate::task::coop::BUDGET)),
+        }
+    }
+}
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        let _ = CONTEXT.try_with(|c| c.task_id.set(self.prev_id));
+    }
+}

@@ -1,0 +1,104 @@
+//! `Handle`: a cloneable reference to a runtime, usable from any thread.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+
+use super::{context, park_block_on, scheduler, RuntimeFlavor};
+use crate::task::{Id, JoinHandle};
+
+/// A reference to a runtime: spawn onto it, enter it, or block on it from any thread.
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) inner: scheduler::Handle,
+}
+
+/// Returned by [`Handle::enter`]; the previous context is restored when it is dropped.
+#[must_use = "the runtime is only entered while the guard is alive"]
+pub struct EnterGuard<'a> {
+    _guard: context::EnterGuard,
+    _p: PhantomData<&'a Handle>,
+}
+
+/// There is no current weft runtime on this thread.
+#[derive(Debug)]
+pub struct TryCurrentError(());
+
+impl fmt::Display for TryCurrentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("there is no weft runtime on this thread (not inside block_on, a task, or Handle::enter)")
+    }
+}
+
+impl std::error::Error for TryCurrentError {}
+
+impl Handle {
+    /// The current runtime's handle. Panics outside a runtime, saying how to enter one.
+    #[track_caller]
+    pub fn current() -> Handle {
+        Handle { inner: context::current_or_panic("`Handle::current()`") }
+    }
+
+    pub fn try_current() -> Result<Handle, TryCurrentError> {
+        context::try_current().map(|inner| Handle { inner }).ok_or(TryCurrentError(()))
+    }
+
+    /// Makes this runtime current on this thread until the guard is dropped.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        EnterGuard { _guard: context::enter(self.inner.clone()), _p: PhantomData }
+    }
+
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        // On one of our own workers, the local fast path applies.
+        let local = context::with_scheduler(|cx| match (cx, &self.inner) {
+            (Some(scheduler::Context::MultiThread(cx)), scheduler::Handle::MultiThread(h))
+                if crate::loom::sync::Arc::ptr_eq(&cx.handle, h) => Some(()),
+            _ => None,
+        });
+        match local {
+            Some(()) => context::spawn(future),
+            None => self.inner.spawn(future, Id::next()),
+        }
+    }
+
+    /// Runs `future` to completion on this thread. Panics inside a runtime.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        match &self.inner {
+            scheduler::Handle::CurrentThread(h) => scheduler::current_thread::Handle::block_on(h, future),
+            scheduler::Handle::MultiThread(_) => {
+                let _runtime = context::enter_runtime("Runtime::block_on");
+                let _enter = context::enter(self.inner.clone());
+                park_block_on(future)
+            }
+        }
+    }
+
+    pub fn runtime_flavor(&self) -> RuntimeFlavor {
+        match self.inner {
+            scheduler::Handle::CurrentThread(_) => RuntimeFlavor::CurrentThread,
+            scheduler::Handle::MultiThread(_) => RuntimeFlavor::MultiThread,
+        }
+    }
+
+    /// Number of worker threads (1 for the current-thread flavor).
+    pub fn num_workers(&self) -> usize {
+        self.inner.num_workers()
+    }
+
+    /// Number of tasks spawned and not yet completed.
+    pub fn num_alive_tasks(&self) -> usize {
+        self.inner.num_alive_tasks()
+    }
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle").field("flavor", &self.runtime_flavor()).finish()
+    }
+}

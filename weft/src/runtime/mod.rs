@@ -1,0 +1,183 @@
+//! The runtime: a scheduler (current-thread or multi-thread), a driver (timers today, I/O
+//! with the next issue), and the worker threads that run them.
+//!
+//! # Entry points
+//! * [`Builder`] configures and builds a [`Runtime`]; `#[weft::main]` does the same.
+//! * [`Runtime::block_on`] runs a future to completion on the calling thread.
+//! * [`Handle`] is a cloneable reference to a runtime for spawning from anywhere.
+//!
+//! # Contexts
+//! A thread is "in" a runtime when it is a worker, inside `block_on`, or holds an
+//! `EnterGuard` (`context.rs`). `weft::spawn` and `weft::time::sleep` use that context and
+//! panic with a message explaining how to enter one when there is none. A thread in
+//! `block_on` or on a worker cannot call `block_on` again (it would block the thread that
+//! drives the outer runtime); it panics instead of deadlocking.
+//!
+//! # Shutdown
+//! Dropping a `Runtime` (or `shutdown_timeout`/`shutdown_background`) starts the scheduler's
+//! shutdown (see `scheduler/mod.rs`): every task is cancelled and its future dropped exactly
+//! once, on a runtime thread or the dropping thread. Wakers of its tasks stay valid: waking
+//! one later is a no-op.
+
+mod builder;
+pub(crate) mod context;
+pub(crate) mod driver;
+mod handle;
+pub(crate) mod park;
+pub(crate) mod scheduler;
+
+#[cfg(all(test, loom))]
+mod loom_park;
+
+pub use builder::Builder;
+pub use handle::{EnterGuard, Handle, TryCurrentError};
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use crate::loom::sync::{Arc, Condvar, Mutex};
+use crate::task::coop::{BudgetGuard, BUDGET};
+use crate::task::JoinHandle;
+use crate::util::wake;
+
+/// Settings the schedulers read on their hot paths.
+#[derive(Clone)]
+pub(crate) struct Config {
+    pub(crate) global_queue_interval: u32,
+    pub(crate) event_interval: u32,
+    pub(crate) silence_task_panics: bool,
+}
+
+/// The runtime flavor, as reported by [`Handle::runtime_flavor`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuntimeFlavor {
+    CurrentThread,
+    MultiThread,
+}
+
+/// A weft runtime: owns its worker threads and its driver.
+pub struct Runtime {
+    handle: Handle,
+    workers: Option<Workers>,
+}
+
+/// The worker threads of a multi-thread runtime and a counter of those still running.
+struct Workers {
+    threads: Vec<std::thread::JoinHandle<()>>,
+    alive: Arc<(Mutex<usize>, Condvar)>,
+}
+
+impl Runtime {
+    /// A multi-thread runtime with all drivers enabled (like `tokio::runtime::Runtime::new`).
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new_multi_thread().enable_all().build()
+    }
+
+    pub(crate) fn from_parts(handle: scheduler::Handle, workers: Option<(Vec<std::thread::JoinHandle<()>>, Arc<(Mutex<usize>, Condvar)>)>) -> Runtime {
+        Runtime { handle: Handle { inner: handle }, workers: workers.map(|(threads, alive)| Workers { threads, alive }) }
+    }
+
+    /// Runs `future` to completion on the current thread. On a current-thread runtime this
+    /// thread also runs the spawned tasks and the timers meanwhile.
+    ///
+    /// Panics if called from inside a runtime (a task or another `block_on`).
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.handle.block_on(future)
+    }
+
+    /// Spawns a task on this runtime.
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Makes this runtime the current one for this thread until the guard is dropped.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        self.handle.enter()
+    }
+
+    /// Shuts down, waiting at most `timeout` for worker threads to finish their current poll.
+    pub fn shutdown_timeout(mut self, timeout: Duration) {
+        self.shutdown(Some(timeout));
+    }
+
+    /// Shuts down without waiting for the worker threads.
+    pub fn shutdown_background(self) {
+        self.shutdown_timeout(Duration::ZERO);
+    }
+
+    fn shutdown(&mut self, timeout: Option<Duration>) {
+        match &self.handle.inner {
+            scheduler::Handle::CurrentThread(h) => h.shutdown(),
+            scheduler::Handle::MultiThread(h) => h.shutdown(),
+        }
+        let Some(workers) = self.workers.take() else { return };
+        let (lock, cvar) = &*workers.alive;
+        let mut alive = crate::loom::lock(lock);
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        while *alive > 0 {
+            match deadline {
+                None => alive = cvar.wait(alive).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let now = std::time::Instant::now();
+                    if now >= d {
+                        break;
+                    }
+                    alive = cvar.wait_timeout(alive, d - now).unwrap_or_else(|p| p.into_inner()).0;
+                }
+            }
+        }
+        let all_exited = *alive == 0;
+        drop(alive);
+        if all_exited {
+            for t in workers.threads {
+                let _ = t.join();
+            }
+        }
+        // Otherwise the threads are detached; they finish shutting down on their own.
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown(None);
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime").field("flavor", &self.handle.runtime_flavor()).finish()
+    }
+}
+
+/// Polls `future` on this thread, sleeping in a `ParkThread` between wake-ups (used by
+/// `block_on` on a multi-thread runtime, where the workers run the tasks).
+pub(crate) fn park_block_on<F: Future>(future: F) -> F::Output {
+    let park = park::ParkThread::new();
+    let waker = wake::waker(Arc::new(scheduler::current_thread::ThreadWaker(park.clone())));
+    let mut cx = TaskContext::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        {
+            let _budget = BudgetGuard::new(Some(BUDGET));
+            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
+        park.park_timeout(None);
+    }
+}

@@ -1,0 +1,267 @@
+//! Thread parkers.
+//!
+//! * `ParkThread` — a condition-variable parker for one thread: `block_on` threads and the
+//!   time-only driver sleep in it.
+//! * `Parker` / `Unparker` — a worker's parker, which sleeps either *in the driver* (if this
+//!   worker won the driver's `try_lock`) or on its own condvar; the unparker reads which from
+//!   the state word and uses the matching wake-up. See the parking essay in
+//!   `scheduler/mod.rs`.
+//!
+//! State word (both parkers), one value at a time:
+//! * `EMPTY` (0) — running, no pending notification.
+//! * `PARKED_CONDVAR` (1) — sleeping on the condvar; an unpark must signal it under the mutex.
+//! * `PARKED_DRIVER` (2) — sleeping inside the driver; an unpark must wake the driver.
+//! * `NOTIFIED` (3) — an unpark arrived; the next park returns at once and clears it.
+//!
+//! The unparker *swaps* in `NOTIFIED` before signalling, and the parker only sleeps after a
+//! successful CAS `EMPTY → PARKED_*`, so a notification is never lost between the parker's
+//! last look at the queues and its sleep.
+
+use std::time::Duration;
+
+use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
+use crate::loom::sync::{Arc, Condvar, Mutex};
+use crate::loom::lock;
+use crate::runtime::driver::{self, Driver};
+
+const EMPTY: usize = 0;
+const PARKED_CONDVAR: usize = 1;
+const PARKED_DRIVER: usize = 2;
+const NOTIFIED: usize = 3;
+
+/// A condvar parker for one thread (cloneable; clones share the state).
+#[derive(Clone)]
+pub(crate) struct ParkThread {
+    inner: Arc<ParkInner>,
+}
+
+pub(crate) struct ParkInner {
+    state: AtomicUsize,
+    mutex: Mutex<()>,
+    condvar: Condvar,
+}
+
+impl ParkThread {
+    pub(crate) fn new() -> ParkThread {
+        ParkThread {
+            inner: Arc::new(ParkInner {
+                state: AtomicUsize::new(EMPTY),
+                mutex: Mutex::new(()),
+                condvar: Condvar::new(),
+            }),
+        }
+    }
+
+    /// Sleeps until `unpark` (returns at once if one is pending), or until `timeout` passes.
+    pub(crate) fn park_timeout(&self, timeout: Option<Duration>) {
+        self.inner.park(timeout)
+    }
+
+    pub(crate) fn unpark(&self) {
+        self.inner.unpark()
+    }
+
+    pub(crate) fn inner(&self) -> &Arc<ParkInner> {
+        &self.inner
+    }
+}
+
+impl ParkInner {
+    fn park(&self, timeout: Option<Duration>) {
+        // Acquire: pairs with the Release swap in `unpark`, so whatever the unparker published
+        // before notifying is visible after we return.
+        if self.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
+            return;
+        }
+        if timeout == Some(Duration::ZERO) {
+            return;
+        }
+        let mut guard = lock(&self.mutex);
+        match self.state.compare_exchange(EMPTY, PARKED_CONDVAR, Acquire, Acquire) {
+            Ok(_) => {}
+            Err(NOTIFIED) => {
+                self.state.swap(EMPTY, Acquire);
+                return;
+            }
+            Err(actual) => panic!("inconsistent park state {actual}; only one thread may park"),
+        }
+        match timeout {
+            None => loop {
+                guard = match self.condvar.wait(guard) {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+                if self.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
+                    return;
+                }
+                // Spurious wake-up: sleep again.
+            },
+            Some(dur) => {
+                let (_g, _timed_out) = match self.condvar.wait_timeout(guard, dur) {
+                    Ok(r) => r,
+                    Err(p) => p.into_inner(),
+                };
+                // Timed out, notified or spurious: either way we are no longer parked. The
+                // swap also consumes a notification that raced with the timeout.
+                self.state.swap(EMPTY, Acquire);
+            }
+        }
+    }
+
+    pub(crate) fn unpark(&self) {
+        // Release: pairs with the Acquire in `park`.
+        match self.state.swap(NOTIFIED, Release) {
+            EMPTY | NOTIFIED => {}
+            PARKED_CONDVAR => {
+                // Taking the mutex orders this signal after the parker's wait began: the
+                // parker holds the mutex from its CAS to PARKED until it is inside `wait`.
+                drop(lock(&self.mutex));
+                self.condvar.notify_one();
+            }
+            actual => panic!("inconsistent park state {actual}"),
+        }
+    }
+}
+
+/// The driver, shared by all workers of one runtime: whoever parks first owns it.
+pub(crate) struct SharedDriver {
+    driver: Mutex<Option<Driver>>,
+}
+
+impl SharedDriver {
+    pub(crate) fn new(driver: Driver) -> SharedDriver {
+        SharedDriver { driver: Mutex::new(Some(driver)) }
+    }
+
+    /// Runs `f` with the driver if no other worker holds it.
+    pub(crate) fn try_with<R>(&self, f: impl FnOnce(&mut Driver) -> R) -> Option<R> {
+        let mut guard = self.driver.try_lock().ok()?;
+        guard.as_mut().map(f)
+    }
+
+    /// Takes the driver out for shutdown (waits for the current owner to let go).
+    pub(crate) fn take(&self) -> Option<Driver> {
+        lock(&self.driver).take()
+    }
+}
+
+/// A worker's parker.
+pub(crate) struct Parker {
+    inner: Arc<WorkerParkInner>,
+}
+
+/// Wakes the worker that owns the matching `Parker`; cloneable.
+#[derive(Clone)]
+pub(crate) struct Unparker {
+    inner: Arc<WorkerParkInner>,
+}
+
+struct WorkerParkInner {
+    state: AtomicUsize,
+    mutex: Mutex<()>,
+    condvar: Condvar,
+    shared: Arc<SharedDriver>,
+}
+
+impl Parker {
+    pub(crate) fn new(shared: Arc<SharedDriver>) -> Parker {
+        Parker {
+            inner: Arc::new(WorkerParkInner {
+                state: AtomicUsize::new(EMPTY),
+                mutex: Mutex::new(()),
+                condvar: Condvar::new(),
+                shared,
+            }),
+        }
+    }
+
+    pub(crate) fn unparker(&self) -> Unparker {
+        Unparker { inner: self.inner.clone() }
+    }
+
+    /// Sleeps until unparked (or, when this worker owns the driver, until the next timer).
+    pub(crate) fn park(&mut self, handle: &driver::Handle) {
+        self.inner.park(handle, None)
+    }
+
+    /// Polls the driver without sleeping if it is free (maintenance of a busy worker).
+    pub(crate) fn park_timeout(&mut self, handle: &driver::Handle, dur: Duration) {
+        self.inner.park(handle, Some(dur))
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<SharedDriver> {
+        &self.inner.shared
+    }
+}
+
+impl WorkerParkInner {
+    fn park(&self, handle: &driver::Handle, timeout: Option<Duration>) {
+        if self.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
+            return;
+        }
+        let shared = &self.shared;
+        let drove = shared.try_with(|driver| {
+            match self.state.compare_exchange(EMPTY, PARKED_DRIVER, Acquire, Acquire) {
+                Ok(_) => {}
+                Err(NOTIFIED) => {
+                    self.state.swap(EMPTY, Acquire);
+                    driver.park_timeout(handle, Some(Duration::ZERO));
+                    return;
+                }
+                Err(actual) => panic!("inconsistent worker park state {actual}"),
+            }
+            driver.park_timeout(handle, timeout);
+            // Woken by an unpark (state NOTIFIED) or by a timer/timeout (PARKED_DRIVER).
+            self.state.swap(EMPTY, Acquire);
+        });
+        if drove.is_some() {
+            return;
+        }
+        if timeout == Some(Duration::ZERO) {
+            return;
+        }
+        self.park_condvar(timeout);
+    }
+
+    fn park_condvar(&self, timeout: Option<Duration>) {
+        let mut guard = lock(&self.mutex);
+        match self.state.compare_exchange(EMPTY, PARKED_CONDVAR, Acquire, Acquire) {
+            Ok(_) => {}
+            Err(NOTIFIED) => {
+                self.state.swap(EMPTY, Acquire);
+                return;
+            }
+            Err(actual) => panic!("inconsistent worker park state {actual}"),
+        }
+        match timeout {
+            None => loop {
+                guard = match self.condvar.wait(guard) {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+                if self.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
+                    return;
+                }
+            },
+            Some(dur) => {
+                let _ = self.condvar.wait_timeout(guard, dur);
+                self.state.swap(EMPTY, Acquire);
+            }
+        }
+    }
+}
+
+impl Unparker {
+    pub(crate) fn unpark(&self, handle: &driver::Handle) {
+        let inner = &self.inner;
+        match inner.state.swap(NOTIFIED, Release) {
+            EMPTY | NOTIFIED => {}
+            PARKED_CONDVAR => {
+                drop(lock(&inner.mutex));
+                inner.condvar.notify_one();
+            }
+            PARKED_DRIVER => handle.unpark(),
+            actual => panic!("inconsistent worker park state {actual}"),
+        }
+    }
+}

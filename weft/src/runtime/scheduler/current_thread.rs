@@ -1,0 +1,294 @@
+//! The current-thread scheduler: every task runs on the thread inside `block_on`.
+//!
+//! `block_on` takes the `Core` (the local run queue and the driver) and alternates between
+//! polling the `block_on` future (when its waker fired), running queued tasks, and parking in
+//! the driver when there is nothing to do. Tasks spawned or woken on the same thread go to the
+//! local `VecDeque` with no synchronisation; from other threads they go to the injection
+//! queue (a mutex) and unpark the driver. Every `global_queue_interval` ticks the injection
+//! queue is served first; every `event_interval` ticks the driver is polled without blocking.
+//!
+//! If another thread's `block_on` holds the core, this `block_on` polls its own future on its
+//! own thread and retries taking the core every millisecond (tasks keep running on the other
+//! thread meanwhile).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use crate::loom::lock;
+use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use crate::loom::sync::{Arc, Mutex};
+use crate::runtime::driver::{self, Driver};
+use crate::runtime::park::ParkThread;
+use crate::runtime::{context, Config};
+use crate::task::coop::{BudgetGuard, BUDGET};
+use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use crate::util::wake::{self, Wake};
+
+type TaskRef = Notified<Arc<Handle>>;
+
+pub(crate) struct Handle {
+    pub(crate) driver: driver::Handle,
+    pub(crate) owned: OwnedTasks<Arc<Handle>>,
+    pub(crate) config: Config,
+    /// `None` once shut down.
+    inject: Mutex<Option<VecDeque<TaskRef>>>,
+    inject_len: AtomicUsize,
+    /// The `block_on` future was woken.
+    woken: AtomicBool,
+    core: Mutex<Option<Box<Core>>>,
+    is_shutdown: AtomicBool,
+}
+
+pub(crate) struct Core {
+    tasks: VecDeque<TaskRef>,
+    tick: u32,
+    driver: Option<Driver>,
+}
+
+pub(crate) struct Context {
+    pub(crate) handle: Arc<Handle>,
+    core: RefCell<Option<Box<Core>>>,
+}
+
+pub(crate) fn create(driver: Driver, driver_handle: driver::Handle, config: Config) -> Arc<Handle> {
+    Arc::new(Handle {
+        driver: driver_handle,
+        owned: OwnedTasks::new(1),
+        config,
+        inject: Mutex::new(Some(VecDeque::new())),
+        inject_len: AtomicUsize::new(0),
+        woken: AtomicBool::new(false),
+        core: Mutex::new(Some(Box::new(Core { tasks: VecDeque::with_capacity(64), tick: 0, driver: Some(driver) }))),
+        is_shutdown: AtomicBool::new(false),
+    })
+}
+
+impl Handle {
+    pub(crate) fn spawn<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (task, notified, join) = crate::task::new_task(future, me.clone(), id);
+        if me.owned.bind(task, 0) {
+            me.schedule(notified);
+        }
+        join
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.is_shutdown.load(Acquire)
+    }
+
+    fn push_remote(&self, task: TaskRef) {
+        let mut inject = lock(&self.inject);
+        match inject.as_mut() {
+            Some(q) => {
+                q.push_back(task);
+                self.inject_len.store(q.len(), Release);
+                drop(inject);
+                self.driver.unpark();
+            }
+            None => {
+                // Shut down: the task was cancelled; drop its reference outside the lock.
+                drop(inject);
+                drop(task);
+            }
+        }
+    }
+
+    fn pop_remote(&self) -> Option<TaskRef> {
+        if self.inject_len.load(Acquire) == 0 {
+            return None;
+        }
+        let mut inject = lock(&self.inject);
+        let q = inject.as_mut()?;
+        let task = q.pop_front();
+        self.inject_len.store(q.len(), Release);
+        task
+    }
+
+    /// Runs `future` to completion on this thread, driving the runtime's tasks meanwhile.
+    #[track_caller]
+    pub(crate) fn block_on<F: Future>(me: &Arc<Handle>, future: F) -> F::Output {
+        let _runtime = context::enter_runtime("Runtime::block_on");
+        let _enter = context::enter(crate::runtime::scheduler::Handle::CurrentThread(me.clone()));
+        let mut future = pin!(future);
+        loop {
+            let core = lock(&me.core).take();
+            if let Some(core) = core {
+                return me.drive(core, future);
+            }
+            // Another thread drives the tasks: poll our own future here until it is ready or
+            // the core becomes free.
+            let park = ParkThread::new();
+            let waker = wake::waker(Arc::new(ThreadWaker(park.clone())));
+            let mut cx = TaskContext::from_waker(&waker);
+            let _budget = BudgetGuard::new(Some(BUDGET));
+            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+                return v;
+            }
+            park.park_timeout(Some(Duration::from_millis(1)));
+        }
+    }
+
+    fn drive<F: Future>(self: &Arc<Self>, core: Box<Core>, mut future: std::pin::Pin<&mut F>) -> F::Output {
+        let cx = crate::runtime::scheduler::Context::CurrentThread(Context { handle: self.clone(), core: RefCell::new(None) });
+        // SAFETY: `cx` outlives the guard (declared before it).
+        let _sched = unsafe { context::SchedulerGuard::enter(&cx) };
+        let crate::runtime::scheduler::Context::CurrentThread(cx) = &cx else { unreachable!() };
+        // Hand the core back (for the next block_on) even if the future panics.
+        let mut guard = CoreGuard { handle: self, core: Some(core) };
+        let waker = wake::waker(Arc::new(BlockOnWaker(self.clone())));
+        let mut task_cx = TaskContext::from_waker(&waker);
+        self.woken.store(true, Release);
+        let gqi = self.config.global_queue_interval;
+        'outer: loop {
+            let mut core = guard.core.take().expect("current-thread core missing");
+            if self.woken.swap(false, AcqRel) {
+                let (c, res) = cx.enter(core, || {
+                    let _budget = BudgetGuard::new(Some(BUDGET));
+                    future.as_mut().poll(&mut task_cx)
+                });
+                core = c;
+                if let Poll::Ready(v) = res {
+                    guard.core = Some(core);
+                    return v;
+                }
+            }
+            for _ in 0..self.config.event_interval {
+                core.tick = core.tick.wrapping_add(1);
+                let task = if core.tick % gqi == 0 {
+                    self.pop_remote().or_else(|| core.tasks.pop_front())
+                } else {
+                    core.tasks.pop_front().or_else(|| self.pop_remote())
+                };
+                let Some(task) = task else {
+                    let timeout = if self.woken.load(Acquire) { Some(Duration::ZERO) } else { None };
+                    core = cx.park(core, timeout);
+                    guard.core = Some(core);
+                    continue 'outer;
+                };
+                core = cx.enter(core, || task.run()).0;
+            }
+            core = cx.park(core, Some(Duration::ZERO));
+            guard.core = Some(core);
+        }
+    }
+
+    /// Shuts the scheduler down: cancels every task, drops queued references, stops timers.
+    pub(crate) fn shutdown(self: &Arc<Self>) {
+        if self.is_shutdown.swap(true, AcqRel) {
+            return;
+        }
+        let _enter = context::enter(crate::runtime::scheduler::Handle::CurrentThread(self.clone()));
+        self.owned.close_and_shutdown_all();
+        let remote = lock(&self.inject).take();
+        drop(remote);
+        let core = lock(&self.core).take();
+        if let Some(mut core) = core {
+            core.tasks.clear();
+            if let Some(mut driver) = core.driver.take() {
+                driver.shutdown(&self.driver);
+            }
+        }
+        // A `block_on` on another thread may still hold the core; it finds the scheduler
+        // shut down and the driver is stopped when that core comes back (`CoreGuard`).
+    }
+}
+
+impl Context {
+    /// Runs `f` with the core available to spawns/wakes from this thread.
+    fn enter<R>(&self, core: Box<Core>, f: impl FnOnce() -> R) -> (Box<Core>, R) {
+        *self.core.borrow_mut() = Some(core);
+        let ret = f();
+        let core = self.core.borrow_mut().take().expect("current-thread core vanished during a poll");
+        (core, ret)
+    }
+
+    fn park(&self, mut core: Box<Core>, timeout: Option<Duration>) -> Box<Core> {
+        let Some(mut driver) = core.driver.take() else { return core };
+        let handle = &self.handle;
+        let timeout = if !core.tasks.is_empty() || handle.inject_len.load(Acquire) != 0 {
+            Some(Duration::ZERO)
+        } else {
+            timeout
+        };
+        let (mut core, ()) = self.enter(core, || driver.park_timeout(&handle.driver, timeout));
+        core.driver = Some(driver);
+        core
+    }
+
+    fn schedule(&self, task: TaskRef) -> Result<(), TaskRef> {
+        match self.core.borrow_mut().as_mut() {
+            Some(core) => {
+                core.tasks.push_back(task);
+                Ok(())
+            }
+            None => Err(task),
+        }
+    }
+}
+
+struct CoreGuard<'a> {
+    handle: &'a Arc<Handle>,
+    core: Option<Box<Core>>,
+}
+
+impl Drop for CoreGuard<'_> {
+    fn drop(&mut self) {
+        let Some(mut core) = self.core.take() else { return };
+        if self.handle.is_shutdown() {
+            core.tasks.clear();
+            if let Some(mut driver) = core.driver.take() {
+                driver.shutdown(&self.handle.driver);
+            }
+            return;
+        }
+        *lock(&self.handle.core) = Some(core);
+    }
+}
+
+struct BlockOnWaker(Arc<Handle>);
+
+impl Wake for BlockOnWaker {
+    fn wake_by_ref(arc: &Arc<Self>) {
+        arc.0.woken.store(true, Release);
+        arc.0.driver.unpark();
+    }
+}
+
+/// Wakes a plain thread parked in a `ParkThread` (used by every non-worker `block_on`).
+pub(crate) struct ThreadWaker(pub(crate) ParkThread);
+
+impl Wake for ThreadWaker {
+    fn wake_by_ref(arc: &Arc<Self>) {
+        arc.0.unpark();
+    }
+}
+
+impl Schedule for Arc<Handle> {
+    fn schedule(&self, task: Notified<Self>) {
+        let task = context::with_scheduler(|cx| match cx {
+            Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, self) => {
+                cx.schedule(task).err()
+            }
+            _ => Some(task),
+        });
+        if let Some(task) = task {
+            self.push_remote(task);
+        }
+    }
+
+    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+        self.owned.remove(task)
+    }
+
+    fn silence_panics(&self) -> bool {
+        self.config.silence_task_panics
+    }
+}

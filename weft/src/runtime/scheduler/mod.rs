@@ -1,0 +1,137 @@
+//! Schedulers: who runs which task, where, and how idle threads sleep.
+//!
+//! Two flavors share the task machinery (`crate::task`) and the driver (`runtime::driver`):
+//! * `current_thread` — every task runs on the thread that calls `block_on`.
+//! * `multi_thread` — N worker threads with work stealing.
+//!
+//! # Glossary
+//! * **worker** — a thread of the multi-thread runtime, running its **core**.
+//! * **core** (`Box<Core>`) — what a worker needs to run tasks: its local run queue, LIFO
+//!   slot, tick counter and parker. Exactly one thread holds a given core at a time.
+//! * **inject queue** — the global FIFO for tasks spawned or woken off the workers.
+//! * **searching** — a worker that ran out of local work and is stealing.
+//! * **driver** — the time wheel (and, with the I/O issue, the mio poller) plus the thread
+//!   parker that sleeps until the next timer or an unpark.
+//!
+//! # Parking (the essay)
+//! A worker with nothing to run goes through three stages:
+//! 1. *Search* — steal half of a random sibling's queue, then look at the inject queue.
+//!    At most half the workers search at once, so a burst of work does not wake everybody
+//!    into a stealing frenzy (no thundering herd).
+//! 2. *Spin* — a bounded number of rounds that only *read* the queues' lengths (no locks, no
+//!    stores to shared lines), because a producer that just ran out of room often refills them
+//!    within microseconds; a futex sleep/wake round trip costs far more than that.
+//! 3. *Park* — the worker registers as a sleeper in `Idle` and then sleeps in its `Parker`.
+//!    The first parker to find the driver free (`try_lock`) becomes the **driver owner**: it
+//!    blocks inside the driver with the next timer deadline as its timeout, and fires
+//!    expired timers when it wakes. Every other parked worker waits on its own condition
+//!    variable, which is cheap to signal.
+//!
+//! Waking: whoever makes work available (a spawn, a remote wake, a timer) calls
+//! `notify_parked`, which unparks *one* sleeper, and only if no worker is already searching —
+//! a searching worker will find the work, and when it does, it wakes the next sleeper if it
+//! was the last searcher (a chain of at most one wake per unit of found work). An unpark sets
+//! the parker's state to NOTIFIED before signalling, so a wake that races with a worker about
+//! to sleep is never lost: the worker's final CAS from EMPTY to PARKED fails and it returns.
+//! Unparking the driver owner goes through the driver's own unpark (a condvar today; mio's
+//! eventfd waker when I/O arrives), chosen by the parker's state word
+//! (`PARKED_CONDVAR` vs `PARKED_DRIVER`), so the waker never needs to know who owns it.
+//!
+//! Busy workers still poll the driver without blocking every `event_interval` ticks (if it is
+//! free), so timers fire — and, later, I/O is read — even when no worker is idle. When the
+//! driver owner is woken to run a long task, it releases the driver before running anything:
+//! the driver is only held *while parked*, so the next worker to park takes it over and I/O
+//! is never stalled behind a slow poll. Timers registered with an earlier deadline than the
+//! one the owner sleeps until unpark the driver, which then re-arms its timeout.
+//!
+//! Rejected designs: (a) a dedicated timer/I/O thread — every wake of a task would cross
+//! threads and every timer would cost a context switch; (b) all idle workers blocking in
+//! epoll — wakes would need epoll-wide notifications and each would wake them all; (c)
+//! spinning indefinitely before parking, as some fiber runtimes do — it wins spawn
+//! microbenchmarks and burns a core per idle worker in production, and the lab would then
+//! measure the competitor running against a spinning neighbour.
+//!
+//! # Shutdown, as steps
+//! 1. The inject queue is closed and every worker is unparked.
+//! 2. Each worker, at its next maintenance tick, marks its core shut down, cancels the tasks
+//!    of the owned-task list (every worker helps; each task is cancelled once), and hands its
+//!    core back.
+//! 3. The last core handed back drains every run queue (dropping the `Notified`s of the
+//!    already-cancelled tasks) and shuts the driver down, which drops every timer's waker.
+//! 4. `Runtime::drop` waits for the worker threads (or `shutdown_timeout` gives up waiting).
+
+pub(crate) mod current_thread;
+pub(crate) mod multi_thread;
+
+use std::future::Future;
+use crate::loom::sync::Arc;
+
+use crate::task::{Id, JoinHandle};
+
+/// A shared handle to either flavor (cheap to clone).
+#[derive(Clone)]
+pub(crate) enum Handle {
+    CurrentThread(Arc<current_thread::Handle>),
+    MultiThread(Arc<multi_thread::Handle>),
+}
+
+/// The per-thread context of a running scheduler loop.
+pub(crate) enum Context {
+    CurrentThread(current_thread::Context),
+    MultiThread(multi_thread::Context),
+}
+
+impl Handle {
+    pub(crate) fn spawn<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match self {
+            Handle::CurrentThread(h) => current_thread::Handle::spawn(h, future, id),
+            Handle::MultiThread(h) => multi_thread::Handle::spawn_remote(h, future, id),
+        }
+    }
+
+    pub(crate) fn driver(&self) -> &crate::runtime::driver::Handle {
+        match self {
+            Handle::CurrentThread(h) => &h.driver,
+            Handle::MultiThread(h) => &h.driver,
+        }
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        match self {
+            Handle::CurrentThread(h) => h.is_shutdown(),
+            Handle::MultiThread(h) => h.is_shutdown(),
+        }
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        match self {
+            Handle::CurrentThread(_) => 1,
+            Handle::MultiThread(h) => h.num_workers(),
+        }
+    }
+
+    pub(crate) fn num_alive_tasks(&self) -> usize {
+        match self {
+            Handle::CurrentThread(h) => h.owned.len(),
+            Handle::MultiThread(h) => h.owned.len(),
+        }
+    }
+}
+
+impl Context {
+    /// Spawns from this scheduler's own thread (no cross-thread queue).
+    pub(crate) fn spawn<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match self {
+            Context::CurrentThread(cx) => current_thread::Handle::spawn(&cx.handle, future, id),
+            Context::MultiThread(cx) => cx.spawn_local(future, id),
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The multi-thread scheduler: N workers, each with a local queue, stealing from each other.
+//!
+//! * `worker` — the run loop, LIFO slot, parking and shutdown of one worker.
+//! * `queue` — the bounded steal-half local queue.
+//! * `inject` — the global FIFO for work from outside the workers.
+//! * `idle` — searching/sleeping accounting that wakes at most the workers needed.
+//!
+//! Spawning from a worker binds the task to that worker's shard of the owned-task list and
+//! pushes it on the worker's own queue: no shared lock, no shared counter, one uncontended
+//! shard lock. Spawning from outside (`block_on`, other threads) pushes to the injection queue
+//! and wakes one sleeping worker if nobody is searching.
+//!
+//! Architecture Invariant: a task's `Notified` is in at most one place — a LIFO slot, a
+//! local queue, the injection queue, or the hands of the thread about to run it.
+
+mod idle;
+mod inject;
+pub(crate) mod queue;
+mod worker;
+
+#[cfg(all(test, loom))]
+mod loom_queue;
+
+use std::future::Future;
+
+use crate::loom::lock;
+use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
+use crate::loom::sync::{Arc, Mutex};
+use crate::runtime::driver;
+use crate::runtime::park::{Parker, SharedDriver, Unparker};
+use crate::runtime::Config;
+use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+
+pub(crate) use worker::{Context, Core};
+use worker::Kind;
+
+pub(crate) struct Handle {
+    pub(crate) driver: driver::Handle,
+    pub(crate) owned: OwnedTasks<Arc<Handle>>,
+    pub(crate) config: Config,
+    shared: Shared,
+}
+
+struct Shared {
+    remotes: Box<[Remote]>,
+    inject: inject::Inject<Arc<Handle>>,
+    idle: idle::Idle,
+    is_shutdown: AtomicBool,
+    /// Cores handed back at shutdown; the last one to arrive finishes the shutdown.
+    shutdown_cores: Mutex<Vec<Box<Core>>>,
+    driver: Arc<SharedDriver>,
+}
+
+struct Remote {
+    steal: queue::Steal<Arc<Handle>>,
+    unpark: Unparker,
+}
+
+/// Builds the handle and one core per worker (to be moved onto the worker threads).
+pub(crate) fn create(
+    num_workers: usize,
+    driver: driver::Driver,
+    driver_handle: driver::Handle,
+    config: Config,
+) -> (Arc<Handle>, Vec<Box<Core>>) {
+    let shared_driver = Arc::new(SharedDriver::new(driver));
+    let mut remotes = Vec::with_capacity(num_workers);
+    let mut cores = Vec::with_capacity(num_workers);
+    for i in 0..num_workers {
+        let (steal, local) = queue::local();
+        let park = Parker::new(shared_driver.clone());
+        remotes.push(Remote { steal, unpark: park.unparker() });
+        cores.push(Core::new(local, park, 0x9E37_79B9u32.wrapping_mul(i as u32 + 1)));
+    }
+    let handle = Arc::new(Handle {
+        driver: driver_handle,
+        // One shard per worker plus one for spawns from outside the workers.
+        owned: OwnedTasks::new(num_workers + 1),
+        config,
+        shared: Shared {
+            remotes: remotes.into_boxed_slice(),
+            inject: inject::Inject::new(),
+            idle: idle::Idle::new(num_workers),
+            is_shutdown: AtomicBool::new(false),
+            shutdown_cores: Mutex::new(Vec::with_capacity(num_workers)),
+            driver: shared_driver,
+        },
+    });
+    (handle, cores)
+}
+
+/// Runs one worker on the current thread until the runtime shuts down.
+pub(crate) fn run_worker(handle: Arc<Handle>, index: usize, core: Box<Core>) {
+    worker::run(handle, index, core)
+}
+
+impl Handle {
+    pub(crate) fn num_workers(&self) -> usize {
+        self.shared.remotes.len()
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shared.is_shutdown.load(Acquire)
+    }
+
+    /// Spawns from a thread that is not one of this runtime's workers.
+    pub(crate) fn spawn_remote<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (task, notified, join) = crate::task::new_task(future, me.clone(), id);
+        if me.owned.bind(task, me.num_workers()) {
+            me.push_remote(notified);
+        }
+        join
+    }
+
+    fn push_remote(&self, task: Notified<Arc<Handle>>) {
+        self.shared.inject.push(task);
+        self.notify_parked();
+    }
+
+    /// Wakes one sleeping worker if work is available and nobody is searching for it.
+    fn notify_parked(&self) {
+        if let Some(index) = self.shared.idle.worker_to_notify() {
+            self.shared.remotes[index].unpark.unpark(&self.driver);
+        }
+    }
+
+    /// As `notify_parked`, for work queued on an awake worker: that worker will run the task
+    /// itself if nobody comes, so this is an optimisation, not a correctness requirement.
+    fn notify_parked_hint(&self) {
+        self.notify_parked();
+    }
+
+    /// Work that a parking worker must not sleep through (see `Context::park`).
+    fn has_pending_work(&self) -> bool {
+        let shared = &self.shared;
+        !shared.inject.is_empty()
+            || (shared.idle.num_searching() == 0 && shared.remotes.iter().any(|r| r.steal.len() > 1))
+    }
+
+    fn schedule_task(self: &Arc<Self>, task: Notified<Arc<Handle>>, kind: Kind) {
+        crate::runtime::context::with_scheduler(|cx| {
+            if let Some(crate::runtime::scheduler::Context::MultiThread(cx)) = cx {
+                if Arc::ptr_eq(&cx.handle, self) {
+                    cx.schedule(task, kind);
+                    return;
+                }
+            }
+            self.push_remote(task);
+        })
+    }
+
+    /// Starts shutdown: closes the injection queue and wakes every worker.
+    pub(crate) fn shutdown(&self) {
+        if !self.shared.inject.close() {
+            return;
+        }
+        self.shared.is_shutdown.store(true, Release);
+        for remote in self.shared.remotes.iter() {
+            remote.unpark.unpark(&self.driver);
+        }
+    }
+
+    /// A worker hands its core back; the last one drains the queues and stops the driver.
+    fn shutdown_core(&self, core: Box<Core>) {
+        let mut cores = lock(&self.shared.shutdown_cores);
+        cores.push(core);
+        if cores.len() != self.num_workers() {
+            return;
+        }
+        let mut cores = std::mem::take(&mut *cores);
+        for core in cores.iter_mut() {
+            core.drain();
+        }
+        // Tasks spawned by destructors during shutdown were refused by the closed owned list;
+        // anything left in the injection queue is a Notified of a cancelled task.
+        while self.shared.inject.pop().is_some() {}
+        self.owned.close_and_shutdown_all();
+        if let Some(mut driver) = self.shared.driver.take() {
+            driver.shutdown(&self.driver);
+        }
+        drop(cores);
+    }
+}
+
+impl Schedule for Arc<Handle> {
+    fn schedule(&self, task: Notified<Self>) {
+        self.schedule_task(task, Kind::Wake);
+    }
+
+    fn yield_now(&self, task: Notified<Self>) {
+        self.schedule_task(task, Kind::Yield);
+    }
+
+    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+        self.owned.remove(task)
+    }
+
+    fn silence_panics(&self) -> bool {
+        self.config.silence_task_panics
+    }
+}

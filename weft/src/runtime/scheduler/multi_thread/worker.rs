@@ -1,0 +1,347 @@
+//! A worker thread's run loop.
+//!
+//! Per tick the worker takes the next task from, in order: the LIFO slot, its local queue,
+//! the injection queue (every `global_queue_interval` ticks the injection queue goes first,
+//! so remote work is never starved by a busy local queue), a sibling's queue (stealing half),
+//! and finally it spins briefly and parks (see the parking essay in `scheduler/mod.rs`).
+//! Every `event_interval` ticks it polls the driver without blocking, and checks for
+//! shutdown.
+//!
+//! The LIFO slot holds the task most recently *woken* by the running task (message passing:
+//! the receiver runs next, while the sender's data is hot in cache). At most
+//! `MAX_LIFO_POLLS` tasks run back to back from the slot; then the slot's task goes to the
+//! back of the queue, so two tasks waking each other cannot monopolise the worker. Spawned
+//! and yielding tasks go to the back of the queue, never to the slot.
+//!
+//! While a task runs, the worker's `Core` sits in `Context::core` so that spawns and wakes
+//! issued by the task reach the local queue without any synchronisation.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::time::Duration;
+
+use super::queue::{self, Local};
+use super::Handle;
+use crate::loom::sync::Arc;
+use crate::runtime::park::Parker;
+use crate::task::{Id, JoinHandle, Notified};
+
+/// Consecutive LIFO-slot polls before the slot's task is sent to the back of the queue.
+const MAX_LIFO_POLLS: u32 = 3;
+/// Rounds of read-only queue checks before parking (each round is one `spin_loop` hint and a
+/// few loads; 64 rounds are a few microseconds, far less than a futex sleep and wake).
+const SPIN_ROUNDS: u32 = 64;
+
+pub(crate) type Task = Notified<Arc<Handle>>;
+
+/// What a worker thread needs to run tasks. Exactly one thread holds it at a time.
+pub(crate) struct Core {
+    tick: u32,
+    lifo_slot: Option<Task>,
+    pub(super) run_queue: Local<Arc<Handle>>,
+    is_searching: bool,
+    is_shutdown: bool,
+    park: Option<Parker>,
+    rand: FastRand,
+}
+
+/// The thread-local context of a worker.
+pub(crate) struct Context {
+    pub(crate) handle: Arc<Handle>,
+    pub(crate) index: usize,
+    core: RefCell<Option<Box<Core>>>,
+}
+
+impl Core {
+    pub(super) fn new(run_queue: Local<Arc<Handle>>, park: Parker, seed: u32) -> Box<Core> {
+        Box::new(Core {
+            tick: 0,
+            lifo_slot: None,
+            run_queue,
+            is_searching: false,
+            is_shutdown: false,
+            park: Some(park),
+            rand: FastRand(seed.max(1)),
+        })
+    }
+
+    fn has_tasks(&self) -> bool {
+        self.lifo_slot.is_some() || self.run_queue.has_tasks()
+    }
+
+    fn should_notify_others(&self) -> bool {
+        !self.is_searching && self.lifo_slot.is_some() as usize + self.run_queue.len() > 1
+    }
+
+    fn next_local_task(&mut self) -> Option<Task> {
+        self.lifo_slot.take().or_else(|| self.run_queue.pop())
+    }
+
+    /// Drops every queued `Notified` (shutdown: the tasks were already cancelled).
+    pub(super) fn drain(&mut self) {
+        drop(self.lifo_slot.take());
+        while self.run_queue.pop().is_some() {}
+    }
+}
+
+/// Entry point of a worker thread.
+pub(super) fn run(handle: Arc<Handle>, index: usize, core: Box<Core>) {
+    let cx = crate::runtime::scheduler::Context::MultiThread(Context {
+        handle: handle.clone(),
+        index,
+        core: RefCell::new(None),
+    });
+    let _runtime = crate::runtime::context::enter_runtime("weft worker thread");
+    let _enter = crate::runtime::context::enter(crate::runtime::scheduler::Handle::MultiThread(handle.clone()));
+    // SAFETY: `cx` lives on this stack frame until after the guard is dropped (declared
+    // after it, so dropped before it).
+    let _sched = unsafe { crate::runtime::context::SchedulerGuard::enter(&cx) };
+    let crate::runtime::scheduler::Context::MultiThread(cx) = &cx else { unreachable!() };
+    let core = cx.run(core);
+    handle.shutdown_core(core);
+}
+
+impl Context {
+    fn shared(&self) -> &super::Shared {
+        &self.handle.shared
+    }
+
+    fn run(&self, mut core: Box<Core>) -> Box<Core> {
+        let event_interval = self.handle.config.event_interval;
+        let gqi = self.handle.config.global_queue_interval;
+        while !core.is_shutdown {
+            core.tick = core.tick.wrapping_add(1);
+            if core.tick % event_interval == 0 {
+                core = self.maintenance(core);
+                if core.is_shutdown {
+                    break;
+                }
+            }
+            if let Some(task) = self.next_task(&mut core, gqi) {
+                core = self.run_task(task, core);
+                continue;
+            }
+            if let Some(task) = self.steal_work(&mut core) {
+                core = self.run_task(task, core);
+                continue;
+            }
+            if self.spin_for_work(&core) {
+                continue;
+            }
+            core = self.park(core);
+        }
+        // Cancel every task (all workers help; each task is cancelled exactly once).
+        self.handle.owned.close_and_shutdown_all();
+        core
+    }
+
+    fn next_task(&self, core: &mut Core, gqi: u32) -> Option<Task> {
+        let inject = &self.shared().inject;
+        if core.tick % gqi == 0 {
+            if let Some(task) = inject.pop() {
+                return Some(task);
+            }
+            return core.next_local_task();
+        }
+        if let Some(task) = core.next_local_task() {
+            return Some(task);
+        }
+        if inject.is_empty() {
+            return None;
+        }
+        // Take a fair share of the injection queue in one lock, run the first, queue the rest.
+        let share = inject.len() / self.handle.num_workers() + 1;
+        let max = share.min(core.run_queue.remaining_slots()).min(queue::CAPACITY / 2);
+        let mut first = None;
+        let rq = &mut core.run_queue;
+        inject.pop_n(max, |task| match first {
+            None => first = Some(task),
+            Some(_) => rq.push_back_or_overflow(task, inject),
+        });
+        first
+    }
+
+    fn steal_work(&self, core: &mut Core) -> Option<Task> {
+        if !core.is_searching {
+            core.is_searching = self.shared().idle.transition_worker_to_searching();
+        }
+        if !core.is_searching {
+            return None;
+        }
+        let remotes = &self.shared().remotes;
+        let n = remotes.len();
+        let start = core.rand.next_n(n as u32) as usize;
+        for i in 0..n {
+            let i = (start + i) % n;
+            if i == self.index {
+                continue;
+            }
+            if let Some(task) = remotes[i].steal.steal_into(&mut core.run_queue) {
+                return Some(task);
+            }
+        }
+        self.shared().inject.pop()
+    }
+
+    /// Read-only look for work for a few microseconds before paying for a sleep.
+    fn spin_for_work(&self, core: &Core) -> bool {
+        let shared = self.shared();
+        for _ in 0..SPIN_ROUNDS {
+            crate::loom::spin_loop();
+            if core.is_shutdown || !shared.inject.is_empty() {
+                return true;
+            }
+            if core.is_searching || shared.idle.num_searching() == 0 {
+                // Only look at siblings when we would be allowed to steal.
+                if shared.remotes.iter().enumerate().any(|(i, r)| i != self.index && r.steal.len() > 1) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    fn run_task(&self, task: Task, mut core: Box<Core>) -> Box<Core> {
+        if core.is_searching {
+            core.is_searching = false;
+            if self.shared().idle.transition_worker_from_searching() {
+                // We were the last searcher and found work: there may be more, so keep the
+                // search going by waking one sleeper.
+                self.handle.notify_parked();
+            }
+        }
+        *self.core.borrow_mut() = Some(core);
+        task.run();
+        let mut lifo_polls = 0;
+        loop {
+            let mut core = self.core.borrow_mut().take().expect("worker core vanished during a task poll");
+            let Some(task) = core.lifo_slot.take() else { return core };
+            if lifo_polls >= MAX_LIFO_POLLS {
+                core.run_queue.push_back_or_overflow(task, &self.shared().inject);
+                return core;
+            }
+            lifo_polls += 1;
+            core.tick = core.tick.wrapping_add(1);
+            *self.core.borrow_mut() = Some(core);
+            task.run();
+        }
+    }
+
+    fn maintenance(&self, core: Box<Core>) -> Box<Core> {
+        let mut core = self.park_timeout(core, Some(Duration::ZERO));
+        if self.handle.is_shutdown() {
+            core.is_shutdown = true;
+        }
+        core
+    }
+
+    fn park(&self, mut core: Box<Core>) -> Box<Core> {
+        if core.has_tasks() {
+            return core;
+        }
+        let idle = &self.shared().idle;
+        let was_searching = std::mem::replace(&mut core.is_searching, false);
+        idle.transition_worker_to_parked(self.index, was_searching);
+        loop {
+            // Final look after registering as a sleeper: a producer that published work
+            // before our registration may have seen us awake and not woken anyone.
+            if self.handle.is_shutdown() {
+                core.is_shutdown = true;
+            } else if !self.handle.has_pending_work() {
+                core = self.park_timeout(core, None);
+                if self.handle.is_shutdown() {
+                    core.is_shutdown = true;
+                }
+            }
+            if core.is_shutdown || core.has_tasks() || !idle.is_parked(self.index) || self.handle.has_pending_work() {
+                break;
+            }
+            // Spurious wake-up (or a timer that woke nothing here): sleep again.
+        }
+        // If a notifier picked us it counted us as unparked and searching; otherwise we
+        // remove ourselves from the sleepers and count as unparked, not searching.
+        core.is_searching = !idle.unpark_worker_by_id(self.index);
+        core
+    }
+
+    fn park_timeout(&self, mut core: Box<Core>, dur: Option<Duration>) -> Box<Core> {
+        let mut park = core.park.take().expect("worker parker missing");
+        *self.core.borrow_mut() = Some(core);
+        match dur {
+            Some(d) => park.park_timeout(&self.handle.driver, d),
+            None => park.park(&self.handle.driver),
+        }
+        let mut core = self.core.borrow_mut().take().expect("worker core vanished while parked");
+        core.park = Some(park);
+        if core.should_notify_others() {
+            self.handle.notify_parked();
+        }
+        core
+    }
+
+    /// Spawns from this worker: the task is bound to this worker's owned-list shard and
+    /// queued locally.
+    pub(crate) fn spawn_local<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (task, notified, join) = crate::task::new_task(future, self.handle.clone(), id);
+        if self.handle.owned.bind(task, self.index) {
+            self.schedule(notified, Kind::Spawn);
+        }
+        join
+    }
+
+    /// Queues a task on this worker if its core is here, else remotely.
+    pub(super) fn schedule(&self, task: Task, kind: Kind) {
+        let mut slot = self.core.borrow_mut();
+        let Some(core) = slot.as_mut() else {
+            drop(slot);
+            self.handle.push_remote(task);
+            return;
+        };
+        let inject = &self.shared().inject;
+        let notify = match kind {
+            Kind::Wake => match core.lifo_slot.replace(task) {
+                Some(prev) => {
+                    core.run_queue.push_back_or_overflow(prev, inject);
+                    true
+                }
+                None => false,
+            },
+            Kind::Spawn | Kind::Yield => {
+                core.run_queue.push_back_or_overflow(task, inject);
+                true
+            }
+        };
+        // A parked core (park taken out) is this thread inside the driver: it will look at
+        // its queue when the driver returns, and notify others then if needed.
+        let notify = notify && core.park.is_some() && core.run_queue.len() > 1;
+        drop(slot);
+        if notify {
+            self.handle.notify_parked_hint();
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum Kind {
+    Spawn,
+    Wake,
+    Yield,
+}
+
+/// xorshift32: a cheap per-worker random start for stealing.
+struct FastRand(u32);
+
+impl FastRand {
+    fn next_n(&mut self, n: u32) -> u32 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.0 = x;
+        ((x as u64 * n as u64) >> 32) as u32
+    }
+}

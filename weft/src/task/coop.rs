@@ -1,0 +1,110 @@
+//! Cooperative budget: a task may make at most `BUDGET` units of progress on leaf futures
+//! (timers, JoinHandles, later channels and I/O) per poll; after that those futures return
+//! `Pending` (waking the task at once), so a loop over always-ready resources still yields.
+//!
+//! The budget is a thread-local counter set by the scheduler before each task poll (and by
+//! `block_on` before each poll of its future). Outside a runtime it is unconstrained, so the
+//! leaf futures work on any executor.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Units of progress per task poll (the same as tokio's, so comparisons are like for like).
+pub(crate) const BUDGET: u8 = 128;
+
+thread_local! {
+    /// `None` = unconstrained.
+    static CURRENT: Cell<Option<u8>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with a fresh budget, restoring the previous one afterwards.
+pub(crate) struct BudgetGuard(Option<u8>);
+
+impl BudgetGuard {
+    pub(crate) fn new(budget: Option<u8>) -> BudgetGuard {
+        BudgetGuard(CURRENT.try_with(|c| c.replace(budget)).unwrap_or(None))
+    }
+}
+
+impl Drop for BudgetGuard {
+    fn drop(&mut self) {
+        let _ = CURRENT.try_with(|c| c.set(self.0));
+    }
+}
+
+/// Returned by `poll_proceed`: if the leaf future ends up making no progress it must not
+/// consume the unit, so the unit is given back on drop unless `made_progress` was called.
+pub(crate) struct RestoreOnPending(Cell<Option<u8>>);
+
+impl RestoreOnPending {
+    pub(crate) fn made_progress(&self) {
+        self.0.set(None);
+    }
+}
+
+impl Drop for RestoreOnPending {
+    fn drop(&mut self) {
+        if let Some(prev) = self.0.get() {
+            let _ = CURRENT.try_with(|c| c.set(Some(prev)));
+        }
+    }
+}
+
+/// Takes one unit of budget, or wakes the task and returns `Pending` when it is exhausted.
+#[inline]
+pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
+    let cur = CURRENT.try_with(|c| c.get()).unwrap_or(None);
+    match cur {
+        None => Poll::Ready(RestoreOnPending(Cell::new(None))),
+        Some(0) => {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+        Some(n) => {
+            let _ = CURRENT.try_with(|c| c.set(Some(n - 1)));
+            Poll::Ready(RestoreOnPending(Cell::new(Some(n))))
+        }
+    }
+}
+
+/// True when the current task still has budget (or is unconstrained).
+pub(crate) fn has_budget_remaining() -> bool {
+    CURRENT.try_with(|c| c.get() != Some(0)).unwrap_or(true)
+}
+
+/// Consumes one unit of budget; yields if the budget is exhausted. Use in long CPU loops.
+pub async fn consume_budget() {
+    let mut done = false;
+    std::future::poll_fn(|cx| {
+        if done {
+            return Poll::Ready(());
+        }
+        let restore = std::task::ready!(poll_proceed(cx));
+        restore.made_progress();
+        done = true;
+        Poll::Ready(())
+    })
+    .await
+}
+
+/// Runs a future without a budget (its leaf futures never force a yield).
+pub fn unconstrained<F: Future>(inner: F) -> Unconstrained<F> {
+    Unconstrained { inner }
+}
+
+/// Future returned by [`unconstrained`].
+pub struct Unconstrained<F> {
+    inner: F,
+}
+
+impl<F: Future> Future for Unconstrained<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let _guard = BudgetGuard::new(None);
+        // SAFETY: structural pinning of `inner`; it is never moved out of the pinned struct.
+        unsafe { self.map_unchecked_mut(|u| &mut u.inner) }.poll(cx)
+    }
+}

@@ -1,0 +1,115 @@
+//! The task cell: the single allocation that holds a task's header, future/output and trailer.
+//!
+//! ```text
+//! Cell<T, S>  (#[repr(C)], one allocation per task)
+//! ├── Header   state word, vtable, owned-list links, queue link, id   — type-erased, shared
+//! ├── Core     scheduler handle `S`, stage (future → output → consumed) — touched under RUNNING
+//! └── Trailer  join waker                                            — guarded by JOIN_WAKER
+//! ```
+//!
+//! Raw pointers to a task always point at the `Header` (offset 0 of the cell); the vtable
+//! recovers the typed cell. Who may touch which field:
+//! * `state`: anyone holding a reference, atomically.
+//! * `stage`: only the thread holding `RUNNING`, or the `JoinHandle` after `COMPLETE` (reading
+//!   the output), or the `JoinHandle` drop after `COMPLETE` (dropping it).
+//! * `owned_prev/next`, `owner`: only under the owned-list shard lock named by `owner`.
+//! * `queue_next`: only by the queue that currently holds the task's `Notified`.
+//! * `trailer.waker`: by the `JoinHandle` while `JOIN_WAKER` is clear, by the task side while
+//!   it is set (see `state.rs`).
+
+use std::future::Future;
+use std::ptr::NonNull;
+use std::task::Waker;
+
+use super::raw::Vtable;
+use super::state::State;
+use super::{Id, JoinError};
+use crate::loom::UnsafeCell;
+
+#[repr(C)]
+pub(crate) struct Cell<T: Future, S> {
+    pub(super) header: Header,
+    pub(super) core: Core<T, S>,
+    pub(super) trailer: Trailer,
+}
+
+pub(crate) struct Header {
+    pub(super) state: State,
+    pub(super) vtable: &'static Vtable,
+    /// Intrusive link used by the injection queue and the LocalSet's remote queue.
+    pub(crate) queue_next: UnsafeCell<Option<NonNull<Header>>>,
+    /// Intrusive doubly linked owned-task list (guarded by the shard lock in `owner`).
+    pub(crate) owned_prev: UnsafeCell<Option<NonNull<Header>>>,
+    pub(crate) owned_next: UnsafeCell<Option<NonNull<Header>>>,
+    /// Index of the owned-list shard the task was bound to (`u32::MAX`: not bound).
+    pub(crate) owner: UnsafeCell<u32>,
+    pub(super) id: Id,
+}
+
+// SAFETY: every field of the header is either atomic, immutable after construction, or an
+// `UnsafeCell` whose accesses are serialised by the protocol documented in the module comment.
+unsafe impl Send for Header {}
+// SAFETY: as above.
+unsafe impl Sync for Header {}
+
+pub(super) struct Core<T: Future, S> {
+    pub(super) scheduler: S,
+    pub(super) stage: UnsafeCell<Stage<T>>,
+}
+
+pub(super) enum Stage<T: Future> {
+    Running(T),
+    Finished(Result<T::Output, JoinError>),
+    Consumed,
+}
+
+pub(super) struct Trailer {
+    pub(super) waker: UnsafeCell<Option<Waker>>,
+}
+
+impl<T: Future, S> Cell<T, S> {
+    pub(super) fn new(future: T, scheduler: S, id: Id, vtable: &'static Vtable) -> Box<Self> {
+        Box::new(Cell {
+            header: Header {
+                state: State::new(),
+                vtable,
+                queue_next: UnsafeCell::new(None),
+                owned_prev: UnsafeCell::new(None),
+                owned_next: UnsafeCell::new(None),
+                owner: UnsafeCell::new(u32::MAX),
+                id,
+            },
+            core: Core { scheduler, stage: UnsafeCell::new(Stage::Running(future)) },
+            trailer: Trailer { waker: UnsafeCell::new(None) },
+        })
+    }
+}
+
+impl Header {
+    pub(crate) fn id(&self) -> Id {
+        self.id
+    }
+}
+
+impl<T: Future, S> Core<T, S> {
+    /// Replaces the stage, dropping the previous one (the future or an unread output).
+    ///
+    /// # Safety
+    /// The caller holds `RUNNING`, or has exclusive access to the stage after `COMPLETE`.
+    pub(super) unsafe fn set_stage(&self, stage: Stage<T>) {
+        // SAFETY: exclusive access per the caller's contract.
+        self.stage.with_mut(|ptr| unsafe { *ptr = stage });
+    }
+
+    /// Takes the output out of a finished stage.
+    ///
+    /// # Safety
+    /// As `set_stage`, and the stage must be `Finished`.
+    pub(super) unsafe fn take_output(&self) -> Result<T::Output, JoinError> {
+        // SAFETY: exclusive access per the caller's contract.
+        self.stage.with_mut(|ptr| match unsafe { std::ptr::replace(ptr, Stage::Consumed) } {
+            Stage::Finished(out) => out,
+            _ => panic!("JoinHandle polled after completion"),
+        })
+    }
+}

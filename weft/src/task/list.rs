@@ -1,0 +1,163 @@
+//! `OwnedTasks`: every live task of a scheduler, so that shutdown can cancel all of them.
+//!
+//! An intrusive doubly linked list through the task headers, split into shards, each behind
+//! its own lock. A worker binds the tasks it spawns to its own shard, so the lock it takes on
+//! spawn is almost never contended (completion on another worker, after a steal, is the only
+//! cross-thread access). The shard index is written once, before the task is published, and
+//! read by `remove` to find the lock.
+//!
+//! Shutdown closes each shard under its lock (no later `bind` succeeds), then pops and cancels
+//! the tasks in batches, so user destructors never run under a shard lock.
+//!
+//! Rejected: a global counter plus a lock-free list (tasks would still need removal on
+//! completion, which is where the lock-free versions get complicated and slow), and no list at
+//! all (a detached task whose waker sits in some user structure could then never be dropped
+//! at shutdown).
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use crossbeam_utils::CachePadded;
+
+use super::core::Header;
+use super::raw::Task;
+use crate::loom::{lock, sync::Mutex};
+
+pub(crate) struct OwnedTasks<S: 'static> {
+    shards: Box<[CachePadded<Mutex<Shard>>]>,
+    _p: PhantomData<S>,
+}
+
+struct Shard {
+    head: Option<NonNull<Header>>,
+    len: usize,
+    closed: bool,
+}
+
+// SAFETY: the shard only holds pointers to task headers, which are Send + Sync; the list
+// links inside them are only touched under this shard's lock.
+unsafe impl Send for Shard {}
+
+const UNBOUND: u32 = u32::MAX;
+
+impl<S: 'static> OwnedTasks<S> {
+    pub(crate) fn new(num_shards: usize) -> OwnedTasks<S> {
+        let shards = (0..num_shards.max(1))
+            .map(|_| CachePadded::new(Mutex::new(Shard { head: None, len: 0, closed: false })))
+            .collect();
+        OwnedTasks { shards, _p: PhantomData }
+    }
+
+    /// Adds a new (unpublished) task. Returns false if the list is closed; the task has then
+    /// already been cancelled and its list reference released.
+    pub(crate) fn bind(&self, task: Task<S>, shard: usize) -> bool {
+        let idx = shard % self.shards.len();
+        let header = task.header();
+        // SAFETY: the task is not yet visible to any other thread (its Notified has not been
+        // scheduled), so nobody reads `owner` concurrently; after publication it never changes.
+        header.owner.with_mut(|p| unsafe { *p = idx as u32 });
+        let mut shard = lock(&self.shards[idx]);
+        if shard.closed {
+            drop(shard);
+            task.shutdown();
+            return false;
+        }
+        let ptr = task.into_raw();
+        // SAFETY: we hold the shard lock, which guards the links of every task in it.
+        unsafe { push_front(&mut shard, ptr) };
+        true
+    }
+
+    /// Removes a completed task; `None` if shutdown already took it out of the list.
+    pub(crate) fn remove(&self, task: &Task<S>) -> Option<Task<S>> {
+        let header = task.header();
+        // SAFETY: `owner` is written once before publication (see `bind`).
+        let idx = header.owner.with(|p| unsafe { *p });
+        if idx == UNBOUND {
+            return None;
+        }
+        let mut shard = lock(&self.shards[idx as usize]);
+        // SAFETY: we hold the lock guarding the links.
+        if unsafe { unlink(&mut shard, task.header_ptr()) } {
+            // SAFETY: the list's reference travels to the returned Task.
+            Some(unsafe { Task::from_raw(task.header_ptr()) })
+        } else {
+            None
+        }
+    }
+
+    /// Closes the list and cancels every task in it. Idempotent; safe to call from several
+    /// threads (each task is popped by exactly one of them).
+    pub(crate) fn close_and_shutdown_all(&self) {
+        for shard in self.shards.iter() {
+            loop {
+                let mut batch = Vec::with_capacity(64);
+                {
+                    let mut g = lock(shard);
+                    g.closed = true;
+                    while batch.len() < 64 {
+                        let Some(head) = g.head else { break };
+                        // SAFETY: we hold the lock; `head` is linked in this shard.
+                        unsafe { unlink(&mut g, head) };
+                        // SAFETY: the list's reference now belongs to the popped Task.
+                        batch.push(unsafe { Task::<S>::from_raw(head) });
+                    }
+                }
+                if batch.is_empty() {
+                    break;
+                }
+                for task in batch {
+                    task.shutdown();
+                }
+            }
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.shards.iter().all(|s| lock(s).head.is_none())
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).len).sum()
+    }
+}
+
+/// # Safety
+/// The caller holds the shard's lock and `node` is in no list.
+unsafe fn push_front(shard: &mut Shard, node: NonNull<Header>) {
+    // SAFETY: node is live (the list owns a reference); links guarded by the caller's lock.
+    let h = unsafe { node.as_ref() };
+    h.owned_prev.with_mut(|p| unsafe { *p = None });
+    h.owned_next.with_mut(|p| unsafe { *p = shard.head });
+    if let Some(old) = shard.head {
+        // SAFETY: as above, for the old head.
+        unsafe { old.as_ref() }.owned_prev.with_mut(|p| unsafe { *p = Some(node) });
+    }
+    shard.head = Some(node);
+    shard.len += 1;
+}
+
+/// Unlinks `node` if it is in this shard's list; returns whether it was.
+///
+/// # Safety
+/// The caller holds the shard's lock and `node` was bound to this shard.
+unsafe fn unlink(shard: &mut Shard, node: NonNull<Header>) -> bool {
+    // SAFETY: node is live (the caller holds a reference); links guarded by the lock.
+    let h = unsafe { node.as_ref() };
+    let prev = h.owned_prev.with(|p| unsafe { *p });
+    let next = h.owned_next.with(|p| unsafe { *p });
+    match prev {
+        // SAFETY: linked neighbours are live tasks of the same shard.
+        Some(prev) => unsafe { prev.as_ref() }.owned_next.with_mut(|p| unsafe { *p = next }),
+        None if shard.head == Some(node) => shard.head = next,
+        None => return false,
+    }
+    if let Some(next) = next {
+        // SAFETY: as above.
+        unsafe { next.as_ref() }.owned_prev.with_mut(|p| unsafe { *p = prev });
+    }
+    h.owned_prev.with_mut(|p| unsafe { *p = None });
+    h.owned_next.with_mut(|p| unsafe { *p = None });
+    shard.len -= 1;
+    true
+}

@@ -1,0 +1,260 @@
+//! `LocalSet` and `spawn_local`: run `!Send` futures on the thread that owns the set.
+//!
+//! Tasks of a `LocalSet` are polled only while the set is driven (`run_until`, `block_on`, or
+//! awaiting the set itself) on its owner thread. A wake from the owner thread while the set
+//! is being driven pushes to a plain `VecDeque`; a wake from anywhere else goes to a mutex
+//! queue and wakes the future driving the set. Dropping the set cancels every task on the
+//! owner thread, so `!Send` futures are never dropped elsewhere.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use super::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use crate::loom::lock;
+use crate::loom::sync::{Arc, Mutex};
+
+/// Tasks run per poll of the driving future before it yields to its own scheduler.
+const MAX_TASKS_PER_TICK: usize = 61;
+
+type LocalTask = Notified<Arc<Shared>>;
+
+/// A set of `!Send` tasks run on the current thread.
+pub struct LocalSet {
+    cx: Rc<LocalContext>,
+    _not_send: PhantomData<*const ()>,
+}
+
+struct LocalContext {
+    shared: Arc<Shared>,
+    queue: RefCell<VecDeque<LocalTask>>,
+}
+
+pub(crate) struct Shared {
+    owned: OwnedTasks<Arc<Shared>>,
+    /// `None` once the set is dropped.
+    remote: Mutex<Option<VecDeque<LocalTask>>>,
+    waker: Mutex<Option<Waker>>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Rc<LocalContext>>> = const { RefCell::new(None) };
+}
+
+/// Spawns a `!Send` future on the current `LocalSet`.
+///
+/// Panics outside a `LocalSet` (`LocalSet::run_until`, `LocalSet::block_on`, or awaiting it).
+#[track_caller]
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let cx = CURRENT.with(|c| c.borrow().clone());
+    match cx {
+        Some(cx) => cx.spawn(future),
+        None => panic!(
+            "`spawn_local` called outside a `LocalSet`: wrap the code in \
+             `local_set.run_until(async {{ ... }}).await` or `local_set.block_on(&rt, ...)`, \
+             or use `local_set.spawn_local(...)`"
+        ),
+    }
+}
+
+impl LocalContext {
+    fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        let (task, notified, join) = super::new_task(future, self.shared.clone(), Id::next());
+        if self.shared.owned.bind(task, 0) {
+            self.queue.borrow_mut().push_back(notified);
+            self.shared.wake_driver();
+        }
+        join
+    }
+
+    /// Runs up to `MAX_TASKS_PER_TICK` tasks; true if more are waiting.
+    fn tick(&self) -> bool {
+        let remote: Vec<LocalTask> = match lock(&self.shared.remote).as_mut() {
+            Some(q) => q.drain(..).collect(),
+            None => Vec::new(),
+        };
+        self.queue.borrow_mut().extend(remote);
+        for _ in 0..MAX_TASKS_PER_TICK {
+            let next = self.queue.borrow_mut().pop_front();
+            match next {
+                Some(task) => task.run(),
+                None => return false,
+            }
+        }
+        !self.queue.borrow().is_empty()
+    }
+}
+
+impl Shared {
+    fn wake_driver(&self) {
+        let waker = lock(&self.waker).take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+}
+
+/// Makes a LocalSet current on this thread while alive.
+struct Enter(Option<Rc<LocalContext>>);
+
+impl Enter {
+    fn new(cx: &Rc<LocalContext>) -> Enter {
+        Enter(CURRENT.with(|c| c.replace(Some(cx.clone()))))
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        let prev = self.0.take();
+        let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+    }
+}
+
+impl LocalSet {
+    pub fn new() -> LocalSet {
+        let shared = Arc::new(Shared {
+            owned: OwnedTasks::new(1),
+            remote: Mutex::new(Some(VecDeque::new())),
+            waker: Mutex::new(None),
+        });
+        LocalSet { cx: Rc::new(LocalContext { shared, queue: RefCell::new(VecDeque::new()) }), _not_send: PhantomData }
+    }
+
+    /// Spawns a `!Send` task on this set (it runs when the set is driven).
+    #[track_caller]
+    pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        self.cx.spawn(future)
+    }
+
+    /// Runs `future` (which may `spawn_local`) until it completes, running the set's tasks
+    /// meanwhile.
+    pub async fn run_until<F: Future>(&self, future: F) -> F::Output {
+        RunUntil { set: self, future }.await
+    }
+
+    /// `rt.block_on(self.run_until(future))`.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, rt: &crate::runtime::Runtime, future: F) -> F::Output {
+        rt.block_on(self.run_until(future))
+    }
+
+    fn poll_tasks(&self, cx: &mut Context<'_>) -> bool {
+        *lock(&self.cx.shared.waker) = Some(cx.waker().clone());
+        let _enter = Enter::new(&self.cx);
+        let more = self.cx.tick();
+        if more {
+            cx.waker().wake_by_ref();
+        }
+        more
+    }
+}
+
+pin_project_lite::pin_project! {
+    struct RunUntil<'a, F> {
+        set: &'a LocalSet,
+        #[pin]
+        future: F,
+    }
+}
+
+impl<F: Future> Future for RunUntil<'_, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        {
+            let _enter = Enter::new(&this.set.cx);
+            if let Poll::Ready(v) = this.future.poll(cx) {
+                return Poll::Ready(v);
+            }
+        }
+        this.set.poll_tasks(cx);
+        Poll::Pending
+    }
+}
+
+/// Awaiting a `LocalSet` runs it until all of its tasks have completed.
+impl Future for LocalSet {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll_tasks(cx);
+        if self.cx.shared.owned.is_empty() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Default for LocalSet {
+    fn default() -> Self {
+        LocalSet::new()
+    }
+}
+
+impl Drop for LocalSet {
+    fn drop(&mut self) {
+        let _enter = Enter::new(&self.cx);
+        // Cancel every task here, on the owner thread: their futures may be !Send.
+        self.cx.shared.owned.close_and_shutdown_all();
+        self.cx.queue.borrow_mut().clear();
+        let remote = lock(&self.cx.shared.remote).take();
+        drop(remote);
+        lock(&self.cx.shared.waker).take();
+    }
+}
+
+impl fmt::Debug for LocalSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalSet").finish()
+    }
+}
+
+impl Schedule for Arc<Shared> {
+    fn schedule(&self, task: Notified<Self>) {
+        let task = CURRENT
+            .try_with(|c| match c.borrow().as_ref() {
+                Some(cx) if Arc::ptr_eq(&cx.shared, self) => {
+                    cx.queue.borrow_mut().push_back(task);
+                    None
+                }
+                _ => Some(task),
+            })
+            .unwrap_or_else(|_| None);
+        let Some(task) = task else { return };
+        let mut remote = lock(&self.remote);
+        match remote.as_mut() {
+            Some(q) => {
+                q.push_back(task);
+                drop(remote);
+                self.wake_driver();
+            }
+            None => {
+                drop(remote);
+                drop(task);
+            }
+        }
+    }
+
+    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+        self.owned.remove(task)
+    }
+}

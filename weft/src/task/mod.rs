@@ -1,0 +1,128 @@
+//! Tasks: the unit of work the schedulers run.
+//!
+//! # Glossary
+//! * **task** — one spawned future in one heap cell (`core.rs`), plus its state word
+//!   (`state.rs`). A task is polled by at most one thread at a time (`RUNNING`).
+//! * **scheduler** (`S: Schedule`) — the run-queue owner the task is submitted to when woken:
+//!   the multi-thread or current-thread runtime, or a `LocalSet`.
+//! * **reference** — the state word counts the owning pointers: the owned-task list (`Task`),
+//!   a run queue entry (`Notified`), the `JoinHandle`, each `AbortHandle` and each `Waker`.
+//!
+//! # Life of a task
+//! 1. `spawn` allocates the cell with three references (list, `Notified`, `JoinHandle`),
+//!    binds it to the scheduler's `OwnedTasks` and pushes the `Notified` on a run queue.
+//! 2. A worker pops the `Notified` and calls `run`: `NOTIFIED → RUNNING`, poll the future.
+//!    `Pending` → idle (`RUNNING` cleared). A wake while idle sets `NOTIFIED` and submits a
+//!    new `Notified`; a wake while running sets `NOTIFIED` and the poller re-submits it.
+//! 3. `Ready` (or a panic, or cancellation) → the output goes into the stage, `COMPLETE` is
+//!    set, the join waker is woken, the task leaves the owned list, references are released.
+//! 4. The last reference to go frees the cell (`harness::dealloc`).
+//!
+//! # Safety by scenario
+//! * *Future access*: only under `RUNNING`, which one CAS grants to one thread.
+//! * *Output access*: the completing thread writes it before setting `COMPLETE` (Release);
+//!   the `JoinHandle` reads it after observing `COMPLETE` (Acquire), or drops it when the
+//!   handle is dropped after completion; without `JOIN_INTEREST` the completer drops it.
+//! * *Join waker*: handed back and forth with `JOIN_WAKER` (see `state.rs`).
+//! * *Freeing*: the reference count; the scheduler handle `S` inside the cell keeps the
+//!   scheduler's shared state alive as long as any task (or waker of a task) exists, so a
+//!   wake after the runtime is gone reaches a closed scheduler, which drops the `Notified`.
+//! * *Shutdown*: `OwnedTasks::close_and_shutdown_all` cancels every task: an idle task is
+//!   cancelled by the shutting-down thread (it claims `RUNNING`), a running one by its
+//!   poller when it goes idle. Every future is therefore dropped exactly once.
+//!
+//! # Files
+//! `state` (the word), `core` (cell layout), `raw` (vtable, reference types), `harness`
+//! (typed poll/complete/cancel), `waker`, `join`, `abort`, `error`, `id`, `list` (owned
+//! tasks), `coop` (budget), `yield_now`, `join_set`, `local` (LocalSet, spawn_local).
+
+mod abort;
+pub(crate) mod coop;
+pub(crate) mod core;
+mod error;
+mod harness;
+mod id;
+mod join;
+mod join_set;
+pub(crate) mod list;
+mod local;
+pub(crate) mod panic_hook;
+pub(crate) mod raw;
+mod state;
+mod waker;
+mod yield_now;
+
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+pub use abort::AbortHandle;
+pub use coop::{consume_budget, unconstrained, Unconstrained};
+pub use error::JoinError;
+pub use id::Id;
+pub use join::JoinHandle;
+pub use join_set::JoinSet;
+pub use local::{spawn_local, LocalSet};
+pub use yield_now::yield_now;
+
+pub(crate) use list::OwnedTasks;
+pub(crate) use raw::{Notified, Task};
+
+use std::future::Future;
+
+/// The scheduler side of a task: where it goes when woken, and how it leaves the owned list.
+pub(crate) trait Schedule: Sync + Sized + 'static {
+    /// Submit a task woken by a waker or an abort (any thread).
+    fn schedule(&self, task: Notified<Self>);
+
+    /// Submit a task that was woken while it was being polled (it yielded): it should go to
+    /// the back of the queue, behind the tasks it yielded to.
+    fn yield_now(&self, task: Notified<Self>) {
+        self.schedule(task);
+    }
+
+    /// The task completed: remove it from the owned list, returning the list's reference.
+    fn release(&self, task: &Task<Self>) -> Option<Task<Self>>;
+
+    /// Whether panics in this scheduler's tasks skip the process panic hook.
+    fn silence_panics(&self) -> bool {
+        false
+    }
+}
+
+/// Allocates a task and returns its three references.
+pub(crate) fn new_task<T, S>(
+    future: T,
+    scheduler: S,
+    id: Id,
+) -> (Task<S>, Notified<S>, JoinHandle<T::Output>)
+where
+    T: Future + 'static,
+    S: Schedule,
+{
+    let raw = raw::RawTask::new(future, scheduler, id);
+    let ptr = raw.header_ptr();
+    // SAFETY: the cell starts with three references, one for each value returned.
+    let (task, notified) = unsafe { (Task::from_raw(ptr), Notified(Task::from_raw(ptr))) };
+    (task, notified, JoinHandle::new(raw))
+}
+
+/// Spawns a future onto the current runtime (see [`crate::spawn`]).
+#[track_caller]
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    crate::runtime::context::spawn(future)
+}
+
+/// The id of the task currently being polled on this thread, if any.
+pub fn try_id() -> Option<Id> {
+    crate::runtime::context::current_task_id()
+}
+
+/// The id of the task currently being polled. Panics outside a task.
+#[track_caller]
+pub fn id() -> Id {
+    try_id().expect("`weft::task::id()` called outside a task; use `try_id()` to check")
+}

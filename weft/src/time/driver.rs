@@ -1,0 +1,190 @@
+//! The time driver: converts instants to wheel ticks, registers timers, and fires them.
+//!
+//! The wheel lives behind one mutex in `Handle` (shared by every thread that creates a
+//! `Sleep`). The thread that owns the runtime driver parks with the earliest wheel deadline
+//! as its timeout, recording that deadline in `next_wake` under the same lock; a registration
+//! of an earlier deadline sees it under the lock and unparks the driver, so the driver
+//! re-arms. `next_wake == AWAKE` means nobody sleeps on the wheel (busy workers poll it).
+
+use std::ptr::NonNull;
+use std::task::Waker;
+use std::time::Duration;
+
+use super::entry::TimerShared;
+use super::wheel::Wheel;
+use super::Instant;
+use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
+use crate::loom::sync::Mutex;
+use crate::loom::lock;
+use crate::runtime::park::ParkThread;
+
+const AWAKE: u64 = 0;
+
+pub(crate) struct Handle {
+    start: std::time::Instant,
+    inner: Mutex<Inner>,
+    /// Unparks the thread sleeping in the driver.
+    unpark: ParkThread,
+    is_shutdown: AtomicBool,
+}
+
+struct Inner {
+    wheel: Wheel,
+    next_wake: u64,
+}
+
+impl Handle {
+    pub(crate) fn new(unpark: ParkThread) -> Handle {
+        Handle {
+            start: std::time::Instant::now(),
+            inner: Mutex::new(Inner { wheel: Wheel::new(), next_wake: AWAKE }),
+            unpark,
+            is_shutdown: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.is_shutdown.load(Acquire)
+    }
+
+    /// Tick of `t`, rounded down (the tick that has fully started by `t`).
+    fn tick_floor(&self, t: std::time::Instant) -> u64 {
+        t.saturating_duration_since(self.start).as_millis() as u64
+    }
+
+    /// Tick of a deadline, rounded up, so that firing at this tick is never early.
+    fn tick_ceil(&self, deadline: Instant) -> u64 {
+        let d = deadline.into_std().saturating_duration_since(self.start);
+        let ms = d.as_millis() as u64;
+        if d > Duration::from_millis(ms) {
+            ms + 1
+        } else {
+            ms.max(1)
+        }
+    }
+
+    fn instant_of(&self, tick: u64) -> std::time::Instant {
+        self.start + Duration::from_millis(tick)
+    }
+
+    /// Links a timer; true if its deadline has already been processed (it fired at once).
+    ///
+    /// # Safety
+    /// `entry` is pinned, unlinked, and outlives its registration (deregistered on drop).
+    pub(crate) unsafe fn register(&self, entry: NonNull<TimerShared>, deadline: Instant, waker: &Waker) -> bool {
+        let when = self.tick_ceil(deadline);
+        let unpark;
+        {
+            let mut inner = lock(&self.inner);
+            // SAFETY: entry is pinned and we hold the driver lock.
+            let e = unsafe { entry.as_ref() };
+            // SAFETY: caller contract + lock held.
+            if unsafe { inner.wheel.insert(entry, when) }.is_err() {
+                // SAFETY: lock held, entry unlinked.
+                drop(unsafe { e.mark_fired() });
+                return true;
+            }
+            // SAFETY: lock held.
+            unsafe { e.set_waker(waker) };
+            unpark = inner.next_wake != AWAKE && when < inner.next_wake;
+            if unpark {
+                inner.next_wake = when;
+            }
+        }
+        if unpark {
+            self.unpark.unpark();
+        }
+        false
+    }
+
+    /// Updates the waker of a linked timer; true if it fired meanwhile.
+    ///
+    /// # Safety
+    /// `entry` was registered with this handle and is still pinned.
+    pub(crate) unsafe fn update_waker(&self, entry: NonNull<TimerShared>, waker: &Waker) -> bool {
+        let _inner = lock(&self.inner);
+        // SAFETY: pinned entry, lock held.
+        let e = unsafe { entry.as_ref() };
+        if e.is_fired() {
+            return true;
+        }
+        // SAFETY: lock held.
+        unsafe { e.set_waker(waker) };
+        false
+    }
+
+    /// Unlinks a timer (if still linked) and drops its waker.
+    ///
+    /// # Safety
+    /// `entry` was registered with this handle and is still pinned.
+    pub(crate) unsafe fn deregister(&self, entry: NonNull<TimerShared>) {
+        let waker = {
+            let mut inner = lock(&self.inner);
+            // SAFETY: pinned entry, lock held.
+            unsafe {
+                inner.wheel.remove(entry);
+                entry.as_ref().take_waker()
+            }
+        };
+        // Dropped outside the lock: a waker's drop may free a task, which may drop timers.
+        drop(waker);
+    }
+
+    /// Fires every timer due at `now`.
+    pub(crate) fn process_at(&self, now: std::time::Instant) {
+        let now_tick = self.tick_floor(now);
+        let mut wakers: Vec<Waker> = Vec::new();
+        {
+            let mut inner = lock(&self.inner);
+            if now_tick <= inner.wheel.elapsed() {
+                return;
+            }
+            inner.wheel.advance(now_tick, |entry| {
+                // SAFETY: the wheel hands us unlinked live entries under the lock.
+                if let Some(w) = unsafe { entry.as_ref().mark_fired() } {
+                    wakers.push(w);
+                }
+            });
+        }
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// How long the driver may sleep (at most `limit`), recording that it is going to sleep.
+    pub(crate) fn prepare_park(&self, limit: Option<Duration>) -> Option<Duration> {
+        let mut inner = lock(&self.inner);
+        let next = inner.wheel.next_expiration().map(|e| e.deadline);
+        inner.next_wake = next.unwrap_or(u64::MAX);
+        let until_timer =
+            next.map(|tick| self.instant_of(tick).saturating_duration_since(std::time::Instant::now()));
+        match (until_timer, limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The driver woke up.
+    pub(crate) fn finish_park(&self) {
+        lock(&self.inner).next_wake = AWAKE;
+        self.process_at(std::time::Instant::now());
+    }
+
+    /// Fires every timer for shutdown; later polls of a `Sleep` panic with a clear message.
+    pub(crate) fn shutdown(&self) {
+        self.is_shutdown.store(true, Release);
+        let mut wakers = Vec::new();
+        {
+            let mut inner = lock(&self.inner);
+            inner.wheel.drain(|entry| {
+                // SAFETY: unlinked live entries under the lock.
+                if let Some(w) = unsafe { entry.as_ref().mark_fired() } {
+                    wakers.push(w);
+                }
+            });
+        }
+        for w in wakers {
+            w.wake();
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Small runtime-internal helpers.
+
+pub(crate) mod wake;
