@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -57,6 +58,9 @@ struct Selection {
     /// Hide the progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// Seconds after which a sample counts as hung.
+    #[arg(long, default_value_t = 120)]
+    sample_timeout: u64,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -209,6 +213,7 @@ fn measure_micro(args: &MicroArgs, default_runtimes: &[RuntimeId]) -> Result<Res
         warmup: args.warmup.unwrap_or(if args.full { 2 } else { 1 }),
         quiet: args.selection.quiet,
         exe: this_exe()?,
+        sample_timeout: Duration::from_secs(args.selection.sample_timeout),
     };
     let measured = measure::run(&cells, &options);
     let settings = Settings {
@@ -281,6 +286,7 @@ fn smoke_command(args: SmokeArgs) -> Result<ExitCode, String> {
         workers: args.selection.workers.unwrap_or_else(default_workers),
         exe: this_exe()?,
         verbose: !args.selection.quiet,
+        timeout: Duration::from_secs(args.selection.sample_timeout.min(30)),
     };
     let start = std::time::Instant::now();
     let report = smoke::run(&options);
@@ -323,7 +329,13 @@ fn sweep_command(args: SweepArgs) -> Result<ExitCode, String> {
     if cells.is_empty() {
         return Err("the filter selects no workload".into());
     }
-    let options = Options { reps: args.reps.max(1), warmup: args.warmup, quiet: args.selection.quiet, exe: this_exe()? };
+    let options = Options {
+        reps: args.reps.max(1),
+        warmup: args.warmup,
+        quiet: args.selection.quiet,
+        exe: this_exe()?,
+        sample_timeout: Duration::from_secs(args.selection.sample_timeout),
+    };
     eprintln!("sweep: {} cells × {} settings × {} rounds", cells.len(), contenders.len(), options.reps + options.warmup);
     let measured = measure::run(&cells, &options);
     let best = sweep::best_settings(&measured);

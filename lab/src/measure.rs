@@ -2,22 +2,25 @@
 //! sample by sample, and shows progress.
 //!
 //! How a sample is taken (the methodology the report repeats):
-//! 1. Build the contender's runtime; 2. time the workload future inside `block_on`; 3. drop the
-//!    runtime (shut down, threads joined). Only one runtime exists at any moment, so no idle or
-//!    spinning threads of another runtime share the CPUs with the one being measured.
-//! 2. Runtimes whose executor is a process global (async-std) run each sample in a child process
+//! - Build the contender's runtime, time the workload future inside `block_on`, drop the
+//!   runtime (shut down, threads joined). Only one runtime exists at any moment, so no idle or
+//!   spinning threads of another runtime share the CPUs with the one being measured.
+//! - Runtimes whose executor is a process global (async-std) run each sample in a child process
 //!    (`weft-lab __sample …`, this same binary): the child runs one untimed warm-up of the same
 //!    workload, then the timed one, prints `ok <ns>`, and exits. Its exit is the runtime's drop.
-//! 3. Per cell: `warmup` rounds are run and thrown away, then `reps` counted rounds. In round
+//! - Per cell: `warmup` rounds are run and thrown away, then `reps` counted rounds. In round
 //!    *r* every contender takes one sample, starting with contender *r mod k* (A B C, B C A, …),
 //!    so no runtime always goes first or always follows the same neighbour.
 //!
 //! A failed sample (panic or failed validation) stops that contender for the cell and records
-//! the error; "not yet" (a missing runtime feature) is recorded once without sampling.
+//! the error; "not yet" (a missing runtime feature) is recorded once without sampling. A sample
+//! that hangs past `--sample-timeout` fails (child) or aborts the lab (in process).
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -58,6 +61,9 @@ pub struct Options {
     pub quiet: bool,
     /// The `weft-lab` binary, for child-process samples.
     pub exe: PathBuf,
+    /// A sample running longer than this is a hang: a child is killed and the sample fails; an
+    /// in-process sample aborts the lab (its runtime's threads cannot be reclaimed).
+    pub sample_timeout: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -79,16 +85,20 @@ pub struct Measured {
     pub samples_ns: Vec<u64>,
 }
 
-/// Takes one sample of `workload` at `scale` on `contender`.
-pub fn sample(contender: &Contender, workload: Workload, scale: u64, exe: &PathBuf, child_warmup: bool) -> Outcome {
+/// Takes one sample of `workload` at `scale` on `contender`, in this process unless the runtime
+/// needs a child (see [`child_sample`] for `warmup` and `timeout`).
+pub fn sample(contender: &Contender, workload: Workload, scale: u64, exe: &Path, warmup: bool, timeout: Duration) -> Outcome {
     if contender.runtime.in_child() {
-        child_sample(contender, workload, scale, exe, child_warmup)
+        child_sample(contender, workload, scale, exe, warmup, timeout)
     } else {
         runtimes::sample_in_process(contender.runtime, &contender.config, workload, scale)
     }
 }
 
-fn child_sample(contender: &Contender, workload: Workload, scale: u64, exe: &PathBuf, warmup: bool) -> Outcome {
+/// Takes one sample in a `weft-lab __sample` child; with `warmup` the child first runs the
+/// workload once untimed. A child still running after `timeout` is killed and the sample fails
+/// (a hung runtime cannot hang the lab).
+pub fn child_sample(contender: &Contender, workload: Workload, scale: u64, exe: &Path, warmup: bool, timeout: Duration) -> Outcome {
     let config = &contender.config;
     let mut command = Command::new(exe);
     command
@@ -97,6 +107,7 @@ fn child_sample(contender: &Contender, workload: Workload, scale: u64, exe: &Pat
         .env(CHILD_ENV, "1")
         .env("ASYNC_STD_THREAD_COUNT", config.workers.to_string())
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     if warmup {
         command.arg("--warmup");
@@ -107,17 +118,37 @@ fn child_sample(contender: &Contender, workload: Workload, scale: u64, exe: &Pat
     if let Some(n) = config.event_interval {
         command.args(["--event-interval", &n.to_string()]);
     }
-    let output = match command.output() {
-        Ok(output) => output,
+    let mut child = match command.spawn() {
+        Ok(child) => child,
         Err(e) => return Outcome::Failed(format!("could not start the sample child {}: {e}", exe.display())),
     };
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let started = Instant::now();
+    let mut pause = Duration::from_micros(100);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Outcome::Failed(format!("timed out after {} s (hung?)", timeout.as_secs()));
+            }
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+            Err(e) => return Outcome::Failed(format!("waiting for the sample child: {e}")),
+        }
+    };
+    let mut stdout = String::new();
+    if let Some(mut pipe) = child.stdout.take() {
+        let _ = pipe.read_to_string(&mut stdout);
+    }
     let reply = stdout.lines().last().unwrap_or("").trim();
     match reply.split_once(' ').unwrap_or((reply, "")) {
         ("ok", ns) => ns.parse().map(|ns| Outcome::Time(Duration::from_nanos(ns))).unwrap_or_else(|_| Outcome::Failed(format!("bad child reply {reply:?}"))),
         ("notyet", _) => Outcome::NotYet,
         ("failed", why) => Outcome::Failed(why.to_string()),
-        _ => Outcome::Failed(format!("sample child exited with {} and replied {reply:?}", output.status)),
+        _ => Outcome::Failed(format!("sample child exited with {status} and replied {reply:?}")),
     }
 }
 
@@ -154,6 +185,7 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
             .expect("valid template")
             .progress_chars("=> "),
     );
+    let watchdog = Watchdog::start();
     let mut out = Vec::new();
     for cell in cells {
         let mut measured: Vec<Measured> = cell
@@ -171,7 +203,10 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
                     continue;
                 }
                 bar.set_message(format!("{} {} {}", cell.workload.name(), scale_label(cell.scale), contender.label));
-                match sample(contender, cell.workload, cell.scale, &options.exe, true) {
+                watchdog.arm(options.sample_timeout, format!("{} {} on {}", cell.workload.name(), cell.scale, contender.label));
+                let outcome = sample(contender, cell.workload, cell.scale, &options.exe, true, options.sample_timeout);
+                watchdog.disarm();
+                match outcome {
                     Outcome::Time(t) if round >= options.warmup => measured[i].samples_ns.push(t.as_nanos() as u64),
                     Outcome::Time(_) => {}
                     Outcome::NotYet => measured[i].status = Status::NotYet,
@@ -187,6 +222,47 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
     }
     bar.finish_and_clear();
     out
+}
+
+/// Aborts the lab when an in-process sample hangs: a runtime stuck in `block_on` cannot be
+/// interrupted, and its threads would otherwise share the CPUs with every later measurement.
+/// The watchdog thread sleeps on a condvar; it costs nothing while samples run.
+struct Watchdog {
+    state: Arc<(Mutex<Option<(Instant, String)>>, Condvar)>,
+}
+
+impl Watchdog {
+    fn start() -> Watchdog {
+        let state: Arc<(Mutex<Option<(Instant, String)>>, Condvar)> = Arc::new((Mutex::new(None), Condvar::new()));
+        let shared = Arc::downgrade(&state);
+        std::thread::Builder::new()
+            .name("weft-lab-watchdog".into())
+            .spawn(move || loop {
+                let Some(state) = shared.upgrade() else { return };
+                let (lock, wake) = &*state;
+                let guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+                let wait = match &*guard {
+                    Some((deadline, what)) if Instant::now() >= *deadline => {
+                        eprintln!("\nweft-lab: sample {what} is still running after its timeout; the runtime looks hung. Aborting (rerun without that runtime, or raise --sample-timeout).");
+                        std::process::exit(3);
+                    }
+                    Some((deadline, _)) => *deadline - Instant::now(),
+                    None => Duration::from_millis(500),
+                };
+                drop(wake.wait_timeout(guard, wait).unwrap_or_else(|e| e.into_inner()));
+            })
+            .expect("spawn the watchdog");
+        Watchdog { state }
+    }
+
+    fn arm(&self, timeout: Duration, what: String) {
+        *self.state.0.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now() + timeout, what));
+        self.state.1.notify_one();
+    }
+
+    fn disarm(&self) {
+        *self.state.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
 }
 
 /// `1k`, `10k`, `1M`: short scale names for tables and charts.

@@ -1,9 +1,11 @@
 //! `weft-lab smoke`: every workload once, at a tiny size, on every runtime, outputs validated.
-//! Fast enough for CI; any failure makes it exit non-zero. "not yet" rows (a runtime lacking a
+//! Fast enough for CI; any failure makes it exit non-zero. Each check runs in its own
+//! `__sample` child with a timeout, so a runtime that crashes or hangs fails its check instead
+//! of taking the smoke run down with it. "not yet" rows (a runtime lacking a
 //! feature, e.g. weft's channels) are counted as skipped, not failed.
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::measure::{self, Contender};
 use crate::report::fmt_time;
@@ -21,6 +23,8 @@ pub struct SmokeOptions {
     pub exe: PathBuf,
     /// Print one line per run as it finishes.
     pub verbose: bool,
+    /// Per-check limit; a check still running is killed and fails.
+    pub timeout: Duration,
 }
 
 /// The tally of a smoke run.
@@ -57,12 +61,12 @@ pub fn run(options: &SmokeOptions) -> SmokeReport {
         for &runtime in &options.runtimes {
             let contender = Contender::default_for(runtime, options.workers);
             let start = Instant::now();
-            let outcome = measure::sample(&contender, spec.workload, spec.smoke, &options.exe, false);
+            let outcome = measure::child_sample(&contender, spec.workload, spec.smoke, &options.exe, false, options.timeout);
             let wall = start.elapsed();
             let line = match &outcome {
                 Outcome::Time(t) => {
                     report.passed += 1;
-                    format!("ok       {:<22} {:>6} {:<10} {:>10} (wall {})", spec.name, spec.smoke, runtime.name(), fmt_time(t.as_nanos() as f64), fmt_time(wall.as_nanos() as f64))
+                    format!("ok       {:<22} {:>6} {:<10} {:>10} (child {})", spec.name, spec.smoke, runtime.name(), fmt_time(t.as_nanos() as f64), fmt_time(wall.as_nanos() as f64))
                 }
                 Outcome::NotYet => {
                     report.skipped += 1;
