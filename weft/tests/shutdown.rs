@@ -1,0 +1,191 @@
+//! Shutdown cancels every task and drops every future exactly once, with no leak.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use support::{DropCounter, PendingForever};
+
+/// Spawns, for one runtime: pending-forever tasks (never woken), sleeping tasks, a task
+/// stuck mid-poll during shutdown (multi-thread only), aborted and detached tasks, and tasks
+/// holding their waker in a place outside the runtime. Returns (expected drops, counter).
+fn populate(rt: &weft::runtime::Runtime, mid_poll: bool) -> (usize, DropCounter, Arc<std::sync::Mutex<Vec<std::task::Waker>>>) {
+    let drops = DropCounter::new();
+    let stash: Arc<std::sync::Mutex<Vec<std::task::Waker>>> = Arc::default();
+    let polls = Arc::new(AtomicUsize::new(0));
+    let mut expected = 0;
+    rt.block_on(async {
+        // Spawned, pending forever, JoinHandle kept then dropped (detached).
+        for _ in 0..100 {
+            drop(weft::spawn(PendingForever { polls: polls.clone(), _token: drops.token() }));
+            expected += 1;
+        }
+        // Sleeping for an hour.
+        for _ in 0..100 {
+            let t = drops.token();
+            drop(weft::spawn(async move {
+                let _t = t;
+                weft::time::sleep(Duration::from_secs(3600)).await;
+            }));
+            expected += 1;
+        }
+        // Aborted (dropped by the abort, before shutdown).
+        for _ in 0..50 {
+            let t = drops.token();
+            let h = weft::spawn(async move {
+                let _t = t;
+                std::future::pending::<()>().await;
+            });
+            h.abort();
+            expected += 1;
+        }
+        // Waker stashed outside the runtime: the waker keeps the task's memory alive, but the
+        // future must still be dropped at shutdown.
+        for _ in 0..50 {
+            let t = drops.token();
+            let s = stash.clone();
+            drop(weft::spawn(async move {
+                let _t = t;
+                std::future::poll_fn(|cx| {
+                    s.lock().unwrap().push(cx.waker().clone());
+                    std::task::Poll::<()>::Pending
+                })
+                .await;
+            }));
+            expected += 1;
+        }
+        // Let every task be polled once.
+        while polls.load(SeqCst) < 100 || stash.lock().unwrap().len() < 50 {
+            weft::task::yield_now().await;
+        }
+        if mid_poll {
+            // A task blocked inside poll while shutdown starts.
+            let started = Arc::new(Barrier::new(2));
+            let s2 = started.clone();
+            let t = drops.token();
+            drop(weft::spawn(async move {
+                let _t = t;
+                s2.wait();
+                std::thread::sleep(Duration::from_millis(100));
+                weft::task::yield_now().await;
+                unreachable!("the runtime shut down during the blocking poll");
+            }));
+            expected += 1;
+            started.wait();
+        }
+    });
+    (expected, drops, stash)
+}
+
+#[test]
+fn drop_multi_thread_drops_every_future_once() {
+    let rt = support::mt(2);
+    let (expected, drops, stash) = populate(&rt, true);
+    drop(rt);
+    assert_eq!(drops.count(), expected);
+    // Waking tasks of a dropped runtime is a no-op (and not UB).
+    for w in stash.lock().unwrap().drain(..) {
+        w.wake();
+    }
+    assert_eq!(drops.count(), expected);
+}
+
+#[test]
+fn drop_current_thread_drops_every_future_once() {
+    let rt = support::ct();
+    let (expected, drops, stash) = populate(&rt, false);
+    drop(rt);
+    assert_eq!(drops.count(), expected);
+    let wakers: Vec<_> = stash.lock().unwrap().drain(..).collect();
+    std::thread::spawn(move || wakers.into_iter().for_each(|w| w.wake())).join().unwrap();
+    assert_eq!(drops.count(), expected);
+}
+
+#[test]
+fn shutdown_timeout_drops_every_future_once() {
+    let rt = support::mt(2);
+    let (expected, drops, _stash) = populate(&rt, true);
+    rt.shutdown_timeout(Duration::from_secs(10));
+    assert_eq!(drops.count(), expected);
+}
+
+#[test]
+fn shutdown_background_drops_every_future_eventually() {
+    let rt = support::mt(2);
+    let (expected, drops, _stash) = populate(&rt, false);
+    rt.shutdown_background();
+    for _ in 0..2000 {
+        if drops.count() == expected {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(drops.count(), expected);
+}
+
+#[test]
+fn local_set_drop_drops_its_tasks_on_its_thread() {
+    let rt = support::ct();
+    let drops = DropCounter::new();
+    let local = weft::task::LocalSet::new();
+    let owner = std::thread::current().id();
+    struct CheckThread(std::thread::ThreadId, support::DropToken);
+    impl Drop for CheckThread {
+        fn drop(&mut self) {
+            assert_eq!(std::thread::current().id(), self.0, "!Send future dropped on another thread");
+        }
+    }
+    local.block_on(&rt, async {
+        for _ in 0..20 {
+            let guard = CheckThread(owner, drops.token());
+            weft::task::spawn_local(async move {
+                let _g = guard;
+                weft::time::sleep(Duration::from_secs(3600)).await;
+            });
+        }
+        weft::task::yield_now().await;
+    });
+    assert_eq!(drops.count(), 0);
+    drop(local);
+    assert_eq!(drops.count(), 20);
+    drop(rt);
+}
+
+#[test]
+fn spawn_during_shutdown_is_cancelled_not_leaked() {
+    let rt = support::mt(2);
+    let drops = DropCounter::new();
+    let d = drops.clone();
+    struct SpawnOnDrop(DropCounter);
+    impl Drop for SpawnOnDrop {
+        fn drop(&mut self) {
+            let t = self.0.token();
+            // The runtime is shutting down: this task must be dropped, not leaked or run.
+            let _ = weft::spawn(async move {
+                let _t = t;
+                std::future::pending::<()>().await;
+            });
+        }
+    }
+    rt.block_on(async move {
+        let g = SpawnOnDrop(d);
+        drop(weft::spawn(async move {
+            let _g = g;
+            std::future::pending::<()>().await;
+        }));
+        weft::task::yield_now().await;
+    });
+    drop(rt);
+    assert_eq!(drops.count(), 1);
+}
+
+#[test]
+fn runtime_drop_without_tasks_is_quick_and_clean() {
+    for _ in 0..50 {
+        let rt = support::mt(2);
+        rt.block_on(async {});
+        drop(rt);
+    }
+}
