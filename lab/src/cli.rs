@@ -174,20 +174,9 @@ fn this_exe() -> Result<PathBuf, String> {
 
 fn runtimes(selection: &Selection, default: &[RuntimeId]) -> Result<Vec<RuntimeId>, String> {
     if selection.runtimes.is_empty() {
-        return Ok(default.iter().copied().filter(|r| r.compiled_in()).collect());
+        return Ok(default.to_vec());
     }
-    selection
-        .runtimes
-        .iter()
-        .map(|name| {
-            let id = RuntimeId::by_name(name.trim()).ok_or_else(|| format!("unknown runtime {name:?}"))?;
-            if id.compiled_in() {
-                Ok(id)
-            } else {
-                Err(format!("{name} is not built in (build weft-lab with the `weft` feature)"))
-            }
-        })
-        .collect()
+    selection.runtimes.iter().map(|name| RuntimeId::by_name(name.trim()).ok_or_else(|| format!("unknown runtime {name:?}"))).collect()
 }
 
 /// The cells of a micro run: selected workloads × profile scales × contenders.

@@ -150,10 +150,17 @@ pub fn fmt_ratio(r: &RatioRow) -> String {
     format!("{:.2}× [{:.2}, {:.2}]", r.median_ratio, r.ci95[0], r.ci95[1])
 }
 
-/// The plain-text table printed after a run.
+/// The plain-text table printed after a run. To stay readable in a terminal it shows only the
+/// ratios to tokio of the same flavor; the reports have every pair.
 pub fn terminal(results: &Results) -> String {
     let mut out = String::new();
-    for table in tables(results) {
+    for mut table in tables(results) {
+        let keep: Vec<bool> = table.pairs.iter().map(|(_, base)| base.starts_with("tokio")).collect();
+        table.pairs.retain(|(_, base)| base.starts_with("tokio"));
+        for row in &mut table.rows {
+            let mut flags = keep.iter();
+            row.ratios.retain(|_| *flags.next().unwrap_or(&false));
+        }
         let mut header = vec![format!("{} workload", table.group.name())];
         header.extend(table.runtimes.iter().cloned());
         header.extend(table.pairs.iter().map(|(a, b)| format!("{a} ÷ {b}")));

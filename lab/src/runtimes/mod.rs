@@ -12,7 +12,6 @@
 pub mod async_std;
 pub mod smol;
 pub mod tokio;
-#[cfg(feature = "weft")]
 pub mod weft;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -95,11 +94,6 @@ impl RuntimeId {
         matches!(self, RuntimeId::WeftMt | RuntimeId::WeftCt)
     }
 
-    /// Whether this build of the lab can run it (weft needs the `weft` feature).
-    pub fn compiled_in(self) -> bool {
-        !self.is_weft() || cfg!(feature = "weft")
-    }
-
     /// Runs in a child process per sample (its runtime cannot be shut down).
     pub fn in_child(self) -> bool {
         self == RuntimeId::AsyncStd
@@ -134,10 +128,7 @@ impl RuntimeId {
 /// A panic anywhere (build, workload, drop) becomes [`Outcome::Failed`].
 pub fn sample_in_process(id: RuntimeId, config: &RtConfig, workload: Workload, scale: u64) -> Outcome {
     match id {
-        #[cfg(feature = "weft")]
         RuntimeId::WeftMt | RuntimeId::WeftCt => sample_with::<weft::Weft>(config, workload, scale),
-        #[cfg(not(feature = "weft"))]
-        RuntimeId::WeftMt | RuntimeId::WeftCt => Outcome::Failed("weft-lab was built without the `weft` feature".into()),
         RuntimeId::TokioMt | RuntimeId::TokioCt => sample_with::<tokio::Tokio>(config, workload, scale),
         RuntimeId::Smol => sample_with::<smol::Smol>(config, workload, scale),
         RuntimeId::AsyncStd => sample_with::<async_std::AsyncStd>(config, workload, scale),
