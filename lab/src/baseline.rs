@@ -2,9 +2,10 @@
 //! regression check `micro --compare-baseline NAME --threshold 10%`.
 //!
 //! A weft row regresses when it is slower than the baseline's row beyond the threshold *and*
-//! beyond its confidence interval: the ratio current ÷ baseline (ratio of medians) exceeds
-//! `1 + threshold`, and the lower end of its 95% bootstrap CI is above 1, i.e. the slowdown is
-//! both large and not explained by noise. The two runs are different processes at different
+//! beyond its confidence interval: the whole 95% bootstrap CI of current ÷ baseline (ratio of
+//! medians) lies above `1 + threshold`. A slowdown whose interval still reaches below the
+//! threshold is reported but not flagged: on a small shared machine a lone slow sample of a
+//! microsecond workload must not fail CI. The two runs are different processes at different
 //! times, so their samples are not paired: the CI resamples each side independently
 //! ([`stats::unpaired_ratio`]). Rows missing on either side, or not "ok", are not compared.
 
@@ -74,7 +75,7 @@ pub fn compare(current: &Results, baseline: &Results, threshold: f64) -> Vec<Com
         }
         let Some(base) = baseline.row(&row.workload, row.scale, &row.runtime).filter(|b| b.is_ok()) else { continue };
         let ratio = stats::unpaired_ratio(&as_f64(&row.samples_ns), &as_f64(&base.samples_ns), stats::BOOTSTRAP_SEED);
-        let regressed = ratio.median > 1.0 + threshold && ratio.ci95.0 > 1.0;
+        let regressed = ratio.ci95.0 > 1.0 + threshold;
         out.push(Comparison {
             workload: row.workload.clone(),
             scale: row.scale,
@@ -90,7 +91,7 @@ pub fn compare(current: &Results, baseline: &Results, threshold: f64) -> Vec<Com
 
 /// The comparison as text, regressions marked.
 pub fn render(comparisons: &[Comparison], name: &str, threshold: f64) -> String {
-    let mut out = format!("compared with baseline {name:?} (regression: > +{:.0}% and CI above 1)\n", threshold * 100.0);
+    let mut out = format!("compared with baseline {name:?} (regression: whole 95% CI above +{:.0}%)\n", threshold * 100.0);
     for c in comparisons {
         out.push_str(&format!(
             "{:<10} {:<22} {:>9} {:<9} baseline {:>10} now {:>10}  {:.3}× [{:.3}, {:.3}]\n",
