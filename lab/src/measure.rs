@@ -6,11 +6,11 @@
 //!   runtime (shut down, threads joined). Only one runtime exists at any moment, so no idle or
 //!   spinning threads of another runtime share the CPUs with the one being measured.
 //! - Runtimes whose executor is a process global (async-std) run each sample in a child process
-//!    (`weft-lab __sample …`, this same binary): the child runs one untimed warm-up of the same
-//!    workload, then the timed one, prints `ok <ns>`, and exits. Its exit is the runtime's drop.
+//!   (`weft-lab __sample …`, this same binary): the child runs one untimed warm-up of the same
+//!   workload, then the timed one, prints `ok <ns>`, and exits. Its exit is the runtime's drop.
 //! - Per cell: `warmup` rounds are run and thrown away, then `reps` counted rounds. In round
-//!    *r* every contender takes one sample, starting with contender *r mod k* (A B C, B C A, …),
-//!    so no runtime always goes first or always follows the same neighbour.
+//!   *r* every contender takes one sample, starting with contender *r mod k* (A B C, B C A, …),
+//!   so no runtime always goes first or always follows the same neighbour.
 //!
 //! A failed sample (panic or failed validation) stops that contender for the cell and records
 //! the error; "not yet" (a missing runtime feature) is recorded once without sampling. A sample
@@ -228,12 +228,15 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
 /// interrupted, and its threads would otherwise share the CPUs with every later measurement.
 /// The watchdog thread sleeps on a condvar; it costs nothing while samples run.
 struct Watchdog {
-    state: Arc<(Mutex<Option<(Instant, String)>>, Condvar)>,
+    state: Arc<WatchState>,
 }
+
+/// The armed deadline and what is running, if any, and the condvar that wakes the watchdog.
+type WatchState = (Mutex<Option<(Instant, String)>>, Condvar);
 
 impl Watchdog {
     fn start() -> Watchdog {
-        let state: Arc<(Mutex<Option<(Instant, String)>>, Condvar)> = Arc::new((Mutex::new(None), Condvar::new()));
+        let state: Arc<WatchState> = Arc::new((Mutex::new(None), Condvar::new()));
         let shared = Arc::downgrade(&state);
         std::thread::Builder::new()
             .name("weft-lab-watchdog".into())
