@@ -21,7 +21,7 @@ mod imp {
         }
     }
     pub(crate) mod thread {
-        pub(crate) use std::thread::{current, park, yield_now, Builder, JoinHandle, Thread};
+        pub(crate) use std::thread::{current, park, spawn, yield_now, Builder, JoinHandle, Thread};
     }
     pub(crate) fn spin_loop() {
         std::hint::spin_loop();
@@ -57,7 +57,7 @@ mod imp {
         }
     }
     pub(crate) mod thread {
-        pub(crate) use loom::thread::{current, park, yield_now, Builder, JoinHandle, Thread};
+        pub(crate) use loom::thread::{current, park, spawn, yield_now, Builder, JoinHandle, Thread};
     }
     pub(crate) fn spin_loop() {
         loom::thread::yield_now();
@@ -66,6 +66,13 @@ mod imp {
 }
 
 pub(crate) use imp::*;
+
+/// Process-wide counters that must *not* be modeled by loom (they only hand out unique
+/// numbers, and loom requires each model iteration to perform the same modeled operations;
+/// a counter whose thread-local cache survives between iterations would break that).
+pub(crate) mod unmodeled {
+    pub(crate) use std::sync::atomic::AtomicU64;
+}
 
 /// Locks a mutex, ignoring poisoning: runtime code never panics while holding its own locks,
 /// and user code never runs under them, so a poisoned flag could only come from an abort path.

@@ -68,7 +68,7 @@ pub struct Runtime {
 
 /// The worker threads of a multi-thread runtime and a counter of those still running.
 struct Workers {
-    threads: Vec<std::thread::JoinHandle<()>>,
+    threads: Vec<crate::loom::thread::JoinHandle<()>>,
     alive: Arc<(Mutex<usize>, Condvar)>,
 }
 
@@ -78,7 +78,7 @@ impl Runtime {
         Builder::new_multi_thread().enable_all().build()
     }
 
-    pub(crate) fn from_parts(handle: scheduler::Handle, workers: Option<(Vec<std::thread::JoinHandle<()>>, Arc<(Mutex<usize>, Condvar)>)>) -> Runtime {
+    pub(crate) fn from_parts(handle: scheduler::Handle, workers: Option<(Vec<crate::loom::thread::JoinHandle<()>>, Arc<(Mutex<usize>, Condvar)>)>) -> Runtime {
         Runtime { handle: Handle { inner: handle }, workers: workers.map(|(threads, alive)| Workers { threads, alive }) }
     }
 
@@ -122,7 +122,7 @@ impl Runtime {
 
     fn shutdown(&mut self, timeout: Option<Duration>) {
         match &self.handle.inner {
-            scheduler::Handle::CurrentThread(h) => h.shutdown(),
+            scheduler::Handle::CurrentThread(h) => scheduler::current_thread::Handle::shutdown(h),
             scheduler::Handle::MultiThread(h) => h.shutdown(),
         }
         let Some(workers) = self.workers.take() else { return };

@@ -8,7 +8,9 @@ use std::cell::Cell;
 use std::fmt;
 use std::num::NonZeroU64;
 
-use crate::loom::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::loom::unmodeled::AtomicU64;
 
 /// An opaque, process-unique task identifier.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -16,10 +18,7 @@ pub struct Id(NonZeroU64);
 
 const BLOCK: u64 = 1024;
 
-#[cfg(not(loom))]
 static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
-#[cfg(loom)]
-loom::lazy_static! { static ref NEXT_BLOCK: AtomicU64 = AtomicU64::new(1); }
 
 thread_local! {
     /// (next id to hand out, end of the reserved block)

@@ -121,7 +121,7 @@ impl Handle {
         loop {
             let core = lock(&me.core).take();
             if let Some(core) = core {
-                return me.drive(core, future);
+                return Handle::drive(me, core, future);
             }
             // Another thread drives the tasks: poll our own future here until it is ready or
             // the core becomes free.
@@ -136,20 +136,21 @@ impl Handle {
         }
     }
 
-    fn drive<F: Future>(self: &Arc<Self>, core: Box<Core>, mut future: std::pin::Pin<&mut F>) -> F::Output {
-        let cx = crate::runtime::scheduler::Context::CurrentThread(Context { handle: self.clone(), core: RefCell::new(None) });
+    fn drive<F: Future>(me: &Arc<Self>, core: Box<Core>, mut future: std::pin::Pin<&mut F>) -> F::Output {
+        let this = me;
+        let cx = crate::runtime::scheduler::Context::CurrentThread(Context { handle: this.clone(), core: RefCell::new(None) });
         // SAFETY: `cx` outlives the guard (declared before it).
         let _sched = unsafe { context::SchedulerGuard::enter(&cx) };
         let crate::runtime::scheduler::Context::CurrentThread(cx) = &cx else { unreachable!() };
         // Hand the core back (for the next block_on) even if the future panics.
-        let mut guard = CoreGuard { handle: self, core: Some(core) };
-        let waker = wake::waker(Arc::new(BlockOnWaker(self.clone())));
+        let mut guard = CoreGuard { handle: this, core: Some(core) };
+        let waker = wake::waker(Arc::new(BlockOnWaker(this.clone())));
         let mut task_cx = TaskContext::from_waker(&waker);
-        self.woken.store(true, Release);
-        let gqi = self.config.global_queue_interval;
+        this.woken.store(true, Release);
+        let gqi = this.config.global_queue_interval;
         'outer: loop {
             let mut core = guard.core.take().expect("current-thread core missing");
-            if self.woken.swap(false, AcqRel) {
+            if this.woken.swap(false, AcqRel) {
                 let (c, res) = cx.enter(core, || {
                     let _budget = BudgetGuard::new(Some(BUDGET));
                     future.as_mut().poll(&mut task_cx)
@@ -160,15 +161,15 @@ impl Handle {
                     return v;
                 }
             }
-            for _ in 0..self.config.event_interval {
+            for _ in 0..this.config.event_interval {
                 core.tick = core.tick.wrapping_add(1);
                 let task = if core.tick % gqi == 0 {
-                    self.pop_remote().or_else(|| core.tasks.pop_front())
+                    this.pop_remote().or_else(|| core.tasks.pop_front())
                 } else {
-                    core.tasks.pop_front().or_else(|| self.pop_remote())
+                    core.tasks.pop_front().or_else(|| this.pop_remote())
                 };
                 let Some(task) = task else {
-                    let timeout = if self.woken.load(Acquire) { Some(Duration::ZERO) } else { None };
+                    let timeout = if this.woken.load(Acquire) { Some(Duration::ZERO) } else { None };
                     core = cx.park(core, timeout);
                     guard.core = Some(core);
                     continue 'outer;
@@ -181,19 +182,20 @@ impl Handle {
     }
 
     /// Shuts the scheduler down: cancels every task, drops queued references, stops timers.
-    pub(crate) fn shutdown(self: &Arc<Self>) {
-        if self.is_shutdown.swap(true, AcqRel) {
+    pub(crate) fn shutdown(me: &Arc<Self>) {
+        let this = me;
+        if this.is_shutdown.swap(true, AcqRel) {
             return;
         }
-        let _enter = context::enter(crate::runtime::scheduler::Handle::CurrentThread(self.clone()));
-        self.owned.close_and_shutdown_all();
-        let remote = lock(&self.inject).take();
+        let _enter = context::enter(crate::runtime::scheduler::Handle::CurrentThread(this.clone()));
+        this.owned.close_and_shutdown_all();
+        let remote = lock(&this.inject).take();
         drop(remote);
-        let core = lock(&self.core).take();
+        let core = lock(&this.core).take();
         if let Some(mut core) = core {
             core.tasks.clear();
             if let Some(mut driver) = core.driver.take() {
-                driver.shutdown(&self.driver);
+                driver.shutdown(&this.driver);
             }
         }
         // A `block_on` on another thread may still hold the core; it finds the scheduler

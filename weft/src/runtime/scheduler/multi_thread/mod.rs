@@ -141,15 +141,15 @@ impl Handle {
             || (shared.idle.num_searching() == 0 && shared.remotes.iter().any(|r| r.steal.len() > 1))
     }
 
-    fn schedule_task(self: &Arc<Self>, task: Notified<Arc<Handle>>, kind: Kind) {
+    fn schedule_task(me: &Arc<Self>, task: Notified<Arc<Handle>>, kind: Kind) {
         crate::runtime::context::with_scheduler(|cx| {
             if let Some(crate::runtime::scheduler::Context::MultiThread(cx)) = cx {
-                if Arc::ptr_eq(&cx.handle, self) {
+                if Arc::ptr_eq(&cx.handle, me) {
                     cx.schedule(task, kind);
                     return;
                 }
             }
-            self.push_remote(task);
+            me.push_remote(task);
         })
     }
 
@@ -188,11 +188,11 @@ impl Handle {
 
 impl Schedule for Arc<Handle> {
     fn schedule(&self, task: Notified<Self>) {
-        self.schedule_task(task, Kind::Wake);
+        Handle::schedule_task(self, task, Kind::Wake);
     }
 
     fn yield_now(&self, task: Notified<Self>) {
-        self.schedule_task(task, Kind::Yield);
+        Handle::schedule_task(self, task, Kind::Yield);
     }
 
     fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
