@@ -166,12 +166,15 @@ impl Handle {
 
     /// A worker hands its core back; the last one drains the queues and stops the driver.
     fn shutdown_core(&self, core: Box<Core>) {
-        let mut cores = lock(&self.shared.shutdown_cores);
-        cores.push(core);
-        if cores.len() != self.num_workers() {
-            return;
-        }
-        let mut cores = std::mem::take(&mut *cores);
+        let mut cores = {
+            let mut returned = lock(&self.shared.shutdown_cores);
+            returned.push(core);
+            if returned.len() != self.num_workers() {
+                return;
+            }
+            // Release the lock before running task destructors below.
+            std::mem::take(&mut *returned)
+        };
         for core in cores.iter_mut() {
             core.drain();
         }
