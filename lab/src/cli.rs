@@ -49,7 +49,7 @@ struct Selection {
     /// Only workloads whose name contains one of these (comma-separated) substrings.
     #[arg(long, value_delimiter = ',')]
     filter: Vec<String>,
-    /// Runtimes to measure (comma-separated; default: all built in).
+    /// Runtimes to measure (comma-separated; default: all six).
     #[arg(long, value_delimiter = ',')]
     runtimes: Vec<String>,
     /// Worker threads for every multi-thread runtime (default: the machine's cores).
