@@ -189,3 +189,69 @@ fn runtime_drop_without_tasks_is_quick_and_clean() {
         drop(rt);
     }
 }
+
+#[test]
+fn never_polled_queued_tasks_are_cancelled_at_shutdown() {
+    // Current-thread: tasks spawned from outside block_on are never polled.
+    let rt = support::ct();
+    let drops = DropCounter::new();
+    for _ in 0..1000 {
+        let t = drops.token();
+        drop(rt.spawn(async move {
+            let _t = t;
+            unreachable!("never polled");
+        }));
+    }
+    drop(rt);
+    assert_eq!(drops.count(), 1000);
+
+    // Multi-thread: both workers are blocked while the queues fill up, then shutdown starts.
+    let rt = support::mt(2);
+    let drops = DropCounter::new();
+    let gate = Arc::new(Barrier::new(3));
+    for _ in 0..2 {
+        let g = gate.clone();
+        drop(rt.spawn(async move {
+            g.wait();
+            std::thread::sleep(Duration::from_millis(50));
+        }));
+    }
+    gate.wait();
+    let handles: Vec<_> = (0..1000)
+        .map(|_| {
+            let t = drops.token();
+            rt.spawn(async move {
+                let _t = t;
+            })
+        })
+        .collect();
+    drop(rt);
+    assert_eq!(drops.count(), 1000);
+    let mut cancelled = 0;
+    for h in handles {
+        // Either ran before shutdown reached it, or was cancelled: never both, never neither.
+        let rt2 = support::ct();
+        match rt2.block_on(h) {
+            Ok(()) => {}
+            Err(e) => {
+                assert!(e.is_cancelled());
+                cancelled += 1;
+            }
+        }
+    }
+    assert!(cancelled > 0, "the queued tasks should not all have run during the 50 ms block");
+}
+
+#[test]
+fn spawn_after_shutdown_is_cancelled_on_the_spot() {
+    let rt = support::mt(2);
+    let handle = rt.handle().clone();
+    drop(rt);
+    let drops = DropCounter::new();
+    let t = drops.token();
+    let h = handle.spawn(async move {
+        let _t = t;
+    });
+    assert_eq!(drops.count(), 1, "refused spawn drops its future immediately");
+    assert!(support::ct().block_on(h).unwrap_err().is_cancelled());
+}

@@ -91,10 +91,6 @@ impl Handle {
         self.inner.num_workers()
     }
 
-    /// Number of tasks spawned and not yet completed.
-    pub fn num_alive_tasks(&self) -> usize {
-        self.inner.num_alive_tasks()
-    }
 }
 
 impl fmt::Debug for Handle {

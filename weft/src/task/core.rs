@@ -89,6 +89,14 @@ impl Header {
     pub(crate) fn id(&self) -> Id {
         self.id
     }
+
+    /// Whether the task was bound to an owned list. `owner` is written once, by the poller
+    /// (holding `RUNNING`) before its `transition_to_idle` (AcqRel); anyone who later obtains
+    /// the task through its state word or a queue observes the write.
+    pub(crate) fn is_bound(&self) -> bool {
+        // SAFETY: see above: written once, before publication through the state word.
+        self.owner.with(|p| unsafe { *p }) != u32::MAX
+    }
 }
 
 impl<T: Future, S> Core<T, S> {

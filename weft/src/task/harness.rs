@@ -65,6 +65,17 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                     self.complete();
                     return;
                 }
+                if !self.header().is_bound() {
+                    // First time idle: join the owned list so shutdown can reach us.
+                    // SAFETY: a view of our own reference, only used to take a new one.
+                    let me = ManuallyDrop::new(unsafe { Task::<S>::from_raw(self.cell.cast()) });
+                    if !self.core().scheduler.bind(me.clone_ref()) {
+                        // The scheduler is shutting down: we hold RUNNING, cancel ourselves.
+                        self.cancel_future();
+                        self.complete();
+                        return;
+                    }
+                }
                 match self.header().state.transition_to_idle() {
                     TransitionToIdle::Ok => {}
                     TransitionToIdle::OkNotified => {

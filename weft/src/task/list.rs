@@ -1,10 +1,11 @@
 //! `OwnedTasks`: every live task of a scheduler, so that shutdown can cancel all of them.
 //!
 //! An intrusive doubly linked list through the task headers, split into shards, each behind
-//! its own lock. A worker binds the tasks it spawns to its own shard, so the lock it takes on
-//! spawn is almost never contended (completion on another worker, after a steal, is the only
-//! cross-thread access). The shard index is written once, before the task is published, and
-//! read by `remove` to find the lock.
+//! its own lock. Tasks are bound *lazily*, the first time they go idle (see `task/mod.rs`):
+//! a task that completes in its first poll never takes a shard lock. A worker binds to its
+//! own shard, so the lock is almost never contended (completion on another worker, after a
+//! steal, is the only cross-thread access). The shard index is written once, by the binding
+//! poller, and read by `remove` to find the lock.
 //!
 //! Shutdown closes each shard under its lock (no later `bind` succeeds), then pops and cancels
 //! the tasks in batches, so user destructors never run under a shard lock.
@@ -48,20 +49,20 @@ impl<S: 'static> OwnedTasks<S> {
         OwnedTasks { shards, _p: PhantomData }
     }
 
-    /// Adds a new (unpublished) task. Returns false if the list is closed; the task has then
-    /// already been cancelled and its list reference released.
+    /// Adds a task that is going idle for the first time (called by its poller, which holds
+    /// `RUNNING`), taking the given reference. Returns false if the list is closed; the
+    /// reference is released and the caller must cancel the task itself.
     pub(crate) fn bind(&self, task: Task<S>, shard: usize) -> bool {
         let idx = shard % self.shards.len();
-        let header = task.header();
-        // SAFETY: the task is not yet visible to any other thread (its Notified has not been
-        // scheduled), so nobody reads `owner` concurrently; after publication it never changes.
-        header.owner.with_mut(|p| unsafe { *p = idx as u32 });
         let mut shard = lock(&self.shards[idx]);
         if shard.closed {
             drop(shard);
-            task.shutdown();
+            drop(task);
             return false;
         }
+        // SAFETY: only the poller (holding RUNNING) writes `owner`, once; readers obtain the
+        // task after the poller's `transition_to_idle` (AcqRel), which publishes it.
+        task.header().owner.with_mut(|p| unsafe { *p = idx as u32 });
         let ptr = task.into_raw();
         // SAFETY: we hold the shard lock, which guards the links of every task in it.
         unsafe { push_front(&mut shard, ptr) };
@@ -115,10 +116,6 @@ impl<S: 'static> OwnedTasks<S> {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.shards.iter().all(|s| lock(s).head.is_none())
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).len).sum()
     }
 }
 

@@ -72,11 +72,14 @@ impl LocalContext {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let (task, notified, join) = super::new_task(future, self.shared.clone(), Id::next());
-        if self.shared.owned.bind(task, 0) {
-            self.queue.borrow_mut().push_back(notified);
-            self.shared.wake_driver();
+        let (notified, join) = super::new_task(future, self.shared.clone(), Id::next());
+        if lock(&self.shared.remote).is_none() {
+            // The set is being dropped (a task's destructor spawned): cancel right here.
+            notified.shutdown();
+            return join;
         }
+        self.queue.borrow_mut().push_back(notified);
+        self.shared.wake_driver();
         join
     }
 
@@ -196,7 +199,9 @@ impl Future for LocalSet {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.poll_tasks(cx);
-        if self.cx.shared.owned.is_empty() {
+        let queued = !self.cx.queue.borrow().is_empty()
+            || lock(&self.cx.shared.remote).as_ref().is_some_and(|q| !q.is_empty());
+        if !queued && self.cx.shared.owned.is_empty() {
             Poll::Ready(())
         } else {
             Poll::Pending
@@ -215,9 +220,11 @@ impl Drop for LocalSet {
         let _enter = Enter::new(&self.cx);
         // Cancel every task here, on the owner thread: their futures may be !Send.
         self.cx.shared.owned.close_and_shutdown_all();
-        self.cx.queue.borrow_mut().clear();
         let remote = lock(&self.cx.shared.remote).take();
-        drop(remote);
+        let local: Vec<LocalTask> = self.cx.queue.borrow_mut().drain(..).collect();
+        for task in local.into_iter().chain(remote.into_iter().flatten()) {
+            task.shutdown();
+        }
         lock(&self.cx.shared.waker).take();
     }
 }
@@ -249,12 +256,16 @@ impl Schedule for Arc<Shared> {
             }
             None => {
                 drop(remote);
-                drop(task);
+                task.refuse();
             }
         }
     }
 
     fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
         self.owned.remove(task)
+    }
+
+    fn bind(&self, task: Task<Self>) -> bool {
+        self.owned.bind(task, 0)
     }
 }

@@ -9,11 +9,13 @@
 //!   a run queue entry (`Notified`), the `JoinHandle`, each `AbortHandle` and each `Waker`.
 //!
 //! # Life of a task
-//! 1. `spawn` allocates the cell with three references (list, `Notified`, `JoinHandle`),
-//!    binds it to the scheduler's `OwnedTasks` and pushes the `Notified` on a run queue.
+//! 1. `spawn` allocates the cell with two references (`Notified`, `JoinHandle`) and pushes the
+//!    `Notified` on a run queue.
 //! 2. A worker pops the `Notified` and calls `run`: `NOTIFIED → RUNNING`, poll the future.
-//!    `Pending` → idle (`RUNNING` cleared). A wake while idle sets `NOTIFIED` and submits a
-//!    new `Notified`; a wake while running sets `NOTIFIED` and the poller re-submits it.
+//!    `Pending` → idle (`RUNNING` cleared); the *first* time, the task is bound to the
+//!    scheduler's `OwnedTasks` (lazy binding, below). A wake while idle sets `NOTIFIED` and
+//!    submits a new `Notified`; a wake while running sets `NOTIFIED` and the poller
+//!    re-submits it.
 //! 3. `Ready` (or a panic, or cancellation) → the output goes into the stage, `COMPLETE` is
 //!    set, the join waker is woken, the task leaves the owned list, references are released.
 //! 4. The last reference to go frees the cell (`harness::dealloc`).
@@ -27,9 +29,16 @@
 //! * *Freeing*: the reference count; the scheduler handle `S` inside the cell keeps the
 //!   scheduler's shared state alive as long as any task (or waker of a task) exists, so a
 //!   wake after the runtime is gone reaches a closed scheduler, which drops the `Notified`.
-//! * *Shutdown*: `OwnedTasks::close_and_shutdown_all` cancels every task: an idle task is
-//!   cancelled by the shutting-down thread (it claims `RUNNING`), a running one by its
-//!   poller when it goes idle. Every future is therefore dropped exactly once.
+//! * *Lazy binding*: a task that completes in its first poll (most short tasks) never touches
+//!   the owned list, whose shard lock is the most expensive part of a spawn. This is sound
+//!   because until its first `Pending` a task is always either in a run queue or being
+//!   polled, and wakers only ever submit tasks that have been polled (hence bound).
+//! * *Shutdown*: `OwnedTasks::close_and_shutdown_all` cancels every bound task: an idle task
+//!   is cancelled by the shutting-down thread (it claims `RUNNING`), a running one by its
+//!   poller when it goes idle (binding fails on a closed list, so a first-time idler cancels
+//!   itself). The run queues are then drained with `Notified::shutdown`, which cancels the
+//!   never-polled tasks still queued. Every future is therefore dropped exactly once, on a
+//!   runtime thread (or, for a spawn refused by a closed runtime, on the spawning thread).
 //!
 //! # Files
 //! `state` (the word), `core` (cell layout), `raw` (vtable, reference types), `harness`
@@ -83,27 +92,26 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     /// The task completed: remove it from the owned list, returning the list's reference.
     fn release(&self, task: &Task<Self>) -> Option<Task<Self>>;
 
+    /// The task is going idle for the first time: add it to the owned list (which takes the
+    /// given reference). False if the list is closed; the caller then cancels the task.
+    fn bind(&self, task: Task<Self>) -> bool;
+
     /// Whether panics in this scheduler's tasks skip the process panic hook.
     fn silence_panics(&self) -> bool {
         false
     }
 }
 
-/// Allocates a task and returns its three references.
-pub(crate) fn new_task<T, S>(
-    future: T,
-    scheduler: S,
-    id: Id,
-) -> (Task<S>, Notified<S>, JoinHandle<T::Output>)
+/// Allocates a task and returns its two references.
+pub(crate) fn new_task<T, S>(future: T, scheduler: S, id: Id) -> (Notified<S>, JoinHandle<T::Output>)
 where
     T: Future + 'static,
     S: Schedule,
 {
     let raw = raw::RawTask::new(future, scheduler, id);
-    let ptr = raw.header_ptr();
-    // SAFETY: the cell starts with three references, one for each value returned.
-    let (task, notified) = unsafe { (Task::from_raw(ptr), Notified(Task::from_raw(ptr))) };
-    (task, notified, JoinHandle::new(raw))
+    // SAFETY: the cell starts with two references, one for each value returned.
+    let notified = unsafe { Notified(Task::from_raw(raw.header_ptr())) };
+    (notified, JoinHandle::new(raw))
 }
 
 /// Spawns a future onto the current runtime (see [`crate::spawn`]).

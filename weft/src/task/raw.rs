@@ -153,6 +153,12 @@ impl<S: 'static> Task<S> {
         ptr
     }
 
+    /// Takes a new reference to the same task (for the owned list at bind time).
+    pub(crate) fn clone_ref(&self) -> Task<S> {
+        self.raw.state().ref_inc();
+        Task { raw: self.raw, _p: PhantomData }
+    }
+
     /// Cancels the task as part of shutdown, consuming this (owned-list) reference.
     pub(crate) fn shutdown(self) {
         let raw = self.raw;
@@ -162,6 +168,31 @@ impl<S: 'static> Task<S> {
 }
 
 impl<S: 'static> Notified<S> {
+    /// Cancels the task unless someone else is running or has completed it; consumes the
+    /// reference. Used when draining run queues at shutdown (never-polled tasks are not in
+    /// the owned list) and when a closed queue refuses a freshly spawned task.
+    pub(crate) fn shutdown(self) {
+        let raw = self.0.raw;
+        std::mem::forget(self);
+        raw.shutdown();
+    }
+
+    /// A closed scheduler refuses this `Notified`. A never-polled task (a spawn that raced
+    /// shutdown) is cancelled here, on the spawning thread; a bound task is left to the owned
+    /// list's shutdown, which runs on a runtime thread (its future may not like this thread).
+    pub(crate) fn refuse(self) {
+        if self.is_bound() {
+            drop(self);
+        } else {
+            self.shutdown();
+        }
+    }
+
+    /// True once the task has been bound to an owned list (it has gone idle at least once).
+    pub(crate) fn is_bound(&self) -> bool {
+        self.header().is_bound()
+    }
+
     /// Polls the task once (or cancels it, if it was aborted); consumes the reference.
     pub(crate) fn run(self) {
         let raw = self.0.raw;

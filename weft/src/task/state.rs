@@ -25,8 +25,9 @@
 //!   The `JoinHandle` may set it only before `COMPLETE`; it may clear it only before
 //!   `COMPLETE`; after `COMPLETE` the completing thread clears it.
 //!
-//! A fresh task starts as `NOTIFIED | JOIN_INTEREST` with three references: one for the owned
-//! task list, one for the `Notified` handed to the scheduler, one for the `JoinHandle`.
+//! A fresh task starts as `NOTIFIED | JOIN_INTEREST` with two references: one for the
+//! `Notified` handed to the scheduler, one for the `JoinHandle`. The owned-task list takes a
+//! third (`ref_inc`) when the task first goes idle (see `list.rs`, lazy binding).
 
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
 
@@ -46,7 +47,7 @@ const REF_ONE: usize = 1 << REF_SHIFT;
 const REF_MASK: usize = !FLAGS_MASK;
 
 /// The state of a brand-new task (see the module comment).
-const INITIAL_STATE: usize = (REF_ONE * 3) | JOIN_INTEREST | NOTIFIED;
+const INITIAL_STATE: usize = (REF_ONE * 2) | JOIN_INTEREST | NOTIFIED;
 
 pub(crate) struct State {
     val: AtomicUsize,
@@ -385,12 +386,6 @@ impl State {
         prev.ref_count() == 1
     }
 
-    /// Releases two references (the poller's and the owned list's, on a fast completion).
-    pub(crate) fn ref_dec_twice(&self) -> bool {
-        let prev = Snapshot(self.val.fetch_sub(2 * REF_ONE, AcqRel));
-        assert!(prev.ref_count() >= 2, "task reference count underflow");
-        prev.ref_count() == 2
-    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -402,7 +397,7 @@ mod tests {
         let s = State::new().load();
         assert!(s.is_notified() && s.is_join_interested() && s.is_idle());
         assert!(!s.is_cancelled() && !s.is_join_waker_set());
-        assert_eq!(s.ref_count(), 3);
+        assert_eq!(s.ref_count(), 2);
     }
 
     #[test]
@@ -412,13 +407,13 @@ mod tests {
         // Woken during the poll: the poller must re-submit.
         assert!(matches!(st.transition_to_notified_by_ref(), TransitionToNotifiedByRef::DoNothing));
         assert!(matches!(st.transition_to_idle(), TransitionToIdle::OkNotified));
-        assert_eq!(st.load().ref_count(), 3);
+        assert_eq!(st.load().ref_count(), 2);
         assert!(matches!(st.transition_to_running(), TransitionToRunning::Success));
         assert!(matches!(st.transition_to_idle(), TransitionToIdle::Ok));
-        assert_eq!(st.load().ref_count(), 2);
+        assert_eq!(st.load().ref_count(), 1);
         // Idle wake by ref takes a reference for the Notified.
         assert!(matches!(st.transition_to_notified_by_ref(), TransitionToNotifiedByRef::Submit));
-        assert_eq!(st.load().ref_count(), 3);
+        assert_eq!(st.load().ref_count(), 2);
     }
 
     #[test]
@@ -464,7 +459,7 @@ mod tests {
         let st = State::new();
         assert!(st.drop_join_handle_fast().is_ok());
         assert!(!st.load().is_join_interested());
-        assert_eq!(st.load().ref_count(), 2);
+        assert_eq!(st.load().ref_count(), 1);
         let st = State::new();
         assert!(matches!(st.transition_to_running(), TransitionToRunning::Success));
         assert!(st.drop_join_handle_fast().is_err());
@@ -473,6 +468,7 @@ mod tests {
     #[test]
     fn last_reference_reports_dealloc() {
         let st = State::new();
+        st.ref_inc();
         assert!(!st.ref_dec());
         assert!(!st.ref_dec());
         assert!(matches!(st.transition_to_running(), TransitionToRunning::Success));

@@ -49,6 +49,18 @@ pub(crate) struct Core {
     driver: Option<Driver>,
 }
 
+impl Core {
+    /// Cancels the queued tasks and stops the driver (shutdown).
+    fn shutdown(mut self: Box<Self>, driver_handle: &driver::Handle) {
+        while let Some(task) = self.tasks.pop_front() {
+            task.shutdown();
+        }
+        if let Some(mut driver) = self.driver.take() {
+            driver.shutdown(driver_handle);
+        }
+    }
+}
+
 pub(crate) struct Context {
     pub(crate) handle: Arc<Handle>,
     core: RefCell<Option<Box<Core>>>,
@@ -73,10 +85,8 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (task, notified, join) = crate::task::new_task(future, me.clone(), id);
-        if me.owned.bind(task, 0) {
-            me.schedule(notified);
-        }
+        let (notified, join) = crate::task::new_task(future, me.clone(), id);
+        me.schedule(notified);
         join
     }
 
@@ -94,9 +104,8 @@ impl Handle {
                 self.driver.unpark();
             }
             None => {
-                // Shut down: the task was cancelled; drop its reference outside the lock.
                 drop(inject);
-                drop(task);
+                task.refuse();
             }
         }
     }
@@ -245,10 +254,7 @@ impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
         let Some(mut core) = self.core.take() else { return };
         if self.handle.is_shutdown() {
-            core.tasks.clear();
-            if let Some(mut driver) = core.driver.take() {
-                driver.shutdown(&self.handle.driver);
-            }
+            core.shutdown(&self.handle.driver);
             return;
         }
         *lock(&self.handle.core) = Some(core);
@@ -288,6 +294,10 @@ impl Schedule for Arc<Handle> {
 
     fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
         self.owned.remove(task)
+    }
+
+    fn bind(&self, task: Task<Self>) -> bool {
+        self.owned.bind(task, 0)
     }
 
     fn silence_panics(&self) -> bool {

@@ -114,12 +114,6 @@ impl Handle {
         }
     }
 
-    pub(crate) fn num_alive_tasks(&self) -> usize {
-        match self {
-            Handle::CurrentThread(h) => h.owned.len(),
-            Handle::MultiThread(h) => h.owned.len(),
-        }
-    }
 }
 
 impl Context {

@@ -19,7 +19,7 @@
 //! the task and stays awake.
 
 use crate::loom::lock;
-use crate::loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use crate::loom::sync::atomic::{AtomicUsize, Ordering::{Relaxed, SeqCst}};
 use crate::loom::sync::Mutex;
 
 const UNPARK_SHIFT: usize = 16;
@@ -77,6 +77,13 @@ impl Idle {
         let worker = sleepers.pop()?;
         self.state.fetch_add(UNPARK_ONE + 1, SeqCst);
         Some(worker)
+    }
+
+    /// A cheap, possibly stale guess of whether `worker_to_notify` would wake anybody. Only for
+    /// work queued on an awake worker, which runs it itself if nobody comes (so a stale "no"
+    /// costs parallelism, never a lost wake-up). Keeps the spawn path free of shared RMWs.
+    pub(crate) fn may_want_wakeup(&self) -> bool {
+        self.should_wake(State(self.state.load(Relaxed)))
     }
 
     /// Registers `worker` as a sleeper. Returns true if it was the last searching worker.

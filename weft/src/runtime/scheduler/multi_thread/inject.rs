@@ -71,7 +71,7 @@ impl<S: 'static> Inject<S> {
         !was
     }
 
-    /// Pushes one task; a closed queue drops it (the runtime is shutting down).
+    /// Pushes one task; a closed queue refuses it (`Notified::refuse`).
     pub(crate) fn push(&self, task: Notified<S>) {
         let node = task.into_raw();
         set_next(node, None);
@@ -102,7 +102,12 @@ impl<S: 'static> Inject<S> {
         let mut s = lock(&self.synced);
         if s.is_closed {
             drop(s);
-            drop_chain::<S>(Some(first));
+            let mut cur = Some(first);
+            while let Some(node) = cur {
+                cur = get_next(node);
+                // SAFETY: pointers in the chain came from `Notified::into_raw`.
+                unsafe { Notified::<S>::from_raw(node) }.refuse();
+            }
             return;
         }
         match s.tail {

@@ -109,10 +109,8 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (task, notified, join) = crate::task::new_task(future, me.clone(), id);
-        if me.owned.bind(task, me.num_workers()) {
-            me.push_remote(notified);
-        }
+        let (notified, join) = crate::task::new_task(future, me.clone(), id);
+        me.push_remote(notified);
         join
     }
 
@@ -131,7 +129,9 @@ impl Handle {
     /// As `notify_parked`, for work queued on an awake worker: that worker will run the task
     /// itself if nobody comes, so this is an optimisation, not a correctness requirement.
     fn notify_parked_hint(&self) {
-        self.notify_parked();
+        if self.shared.idle.may_want_wakeup() {
+            self.notify_parked();
+        }
     }
 
     /// Work that a parking worker must not sleep through (see `Context::park`).
@@ -175,12 +175,14 @@ impl Handle {
             // Release the lock before running task destructors below.
             std::mem::take(&mut *returned)
         };
+        // Queued tasks: bound ones were cancelled through the owned list already (their
+        // Notified just goes away); never-polled ones are cancelled here.
         for core in cores.iter_mut() {
             core.drain();
         }
-        // Tasks spawned by destructors during shutdown were refused by the closed owned list;
-        // anything left in the injection queue is a Notified of a cancelled task.
-        while self.shared.inject.pop().is_some() {}
+        while let Some(task) = self.shared.inject.pop() {
+            task.shutdown();
+        }
         self.owned.close_and_shutdown_all();
         if let Some(mut driver) = self.shared.driver.take() {
             driver.shutdown(&self.driver);
@@ -200,6 +202,15 @@ impl Schedule for Arc<Handle> {
 
     fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
         self.owned.remove(task)
+    }
+
+    fn bind(&self, task: Task<Self>) -> bool {
+        // The poller's own shard when it is one of our workers, else the shared one.
+        let shard = crate::runtime::context::with_scheduler(|cx| match cx {
+            Some(crate::runtime::scheduler::Context::MultiThread(cx)) if Arc::ptr_eq(&cx.handle, self) => cx.index,
+            _ => self.num_workers(),
+        });
+        self.owned.bind(task, shard)
     }
 
     fn silence_panics(&self) -> bool {

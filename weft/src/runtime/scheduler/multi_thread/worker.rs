@@ -77,10 +77,14 @@ impl Core {
         self.lifo_slot.take().or_else(|| self.run_queue.pop())
     }
 
-    /// Drops every queued `Notified` (shutdown: the tasks were already cancelled).
+    /// Cancels every queued task (shutdown; see `Notified::shutdown`).
     pub(super) fn drain(&mut self) {
-        drop(self.lifo_slot.take());
-        while self.run_queue.pop().is_some() {}
+        if let Some(task) = self.lifo_slot.take() {
+            task.shutdown();
+        }
+        while let Some(task) = self.run_queue.pop() {
+            task.shutdown();
+        }
     }
 }
 
@@ -279,17 +283,14 @@ impl Context {
         core
     }
 
-    /// Spawns from this worker: the task is bound to this worker's owned-list shard and
-    /// queued locally.
+    /// Spawns from this worker: the task goes on this worker's own queue.
     pub(crate) fn spawn_local<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (task, notified, join) = crate::task::new_task(future, self.handle.clone(), id);
-        if self.handle.owned.bind(task, self.index) {
-            self.schedule(notified, Kind::Spawn);
-        }
+        let (notified, join) = crate::task::new_task(future, self.handle.clone(), id);
+        self.schedule(notified, Kind::Spawn);
         join
     }
 
