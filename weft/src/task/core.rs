@@ -121,3 +121,4 @@ impl<T: Future, S> Core<T, S> {
         })
     }
 }
+

@@ -150,6 +150,10 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
 
     /// `RUNNING` → `COMPLETE`: notify the joiner, leave the owned list, release references.
     fn complete(self) {
+        if !self.header().is_bound() && self.header().state.try_complete_fast() {
+            // Never bound, a JoinHandle waits without a waker: nothing else to do.
+            return;
+        }
         let snapshot = self.header().state.transition_to_complete();
         let _ = catch_unwind(AssertUnwindSafe(|| {
             if !snapshot.is_join_interested() {

@@ -15,6 +15,8 @@ use super::{AbortHandle, Id, JoinError};
 /// Dropping the handle *detaches* the task: it keeps running and its output is dropped.
 pub struct JoinHandle<T> {
     raw: RawTask,
+    /// The output has been taken (the task is complete and the handle is spent).
+    done: bool,
     _p: PhantomData<T>,
 }
 
@@ -31,7 +33,7 @@ impl<T> Unpin for JoinHandle<T> {}
 impl<T> JoinHandle<T> {
     /// Takes ownership of the JoinHandle's reference.
     pub(super) fn new(raw: RawTask) -> JoinHandle<T> {
-        JoinHandle { raw, _p: PhantomData }
+        JoinHandle { raw, done: false, _p: PhantomData }
     }
 
     /// Asks the task to stop. A task that has not completed is dropped at its next scheduling
@@ -60,7 +62,8 @@ impl<T> JoinHandle<T> {
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        assert!(!self.done, "JoinHandle polled after it returned Ready");
         let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         let mut ret: Poll<Result<T, JoinError>> = Poll::Pending;
         // SAFETY: `ret` has the task's output type (T is the spawned future's Output) and this
@@ -68,6 +71,7 @@ impl<T> Future for JoinHandle<T> {
         unsafe { self.raw.try_read_output(&mut ret as *mut _ as *mut (), cx.waker()) };
         if ret.is_ready() {
             coop.made_progress();
+            self.done = true;
         }
         ret
     }
@@ -75,6 +79,10 @@ impl<T> Future for JoinHandle<T> {
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
+        if self.done {
+            self.raw.drop_join_handle_after_output();
+            return;
+        }
         if self.raw.state().drop_join_handle_fast().is_ok() {
             return;
         }

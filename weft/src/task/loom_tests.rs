@@ -167,3 +167,31 @@ fn shutdown_races_wake() {
         assert_eq!(drops.load(SeqCst), 1);
     });
 }
+
+#[test]
+fn join_handle_reads_output_racing_completion() {
+    loom::model(|| {
+        let sched = Sched::new();
+        let (mut join, waker, drops) = spawn(&sched);
+        sched.run_all(); // pending; waker stashed
+        let w = lock(&waker).take().unwrap();
+        let th = thread::spawn(move || {
+            // Poll until ready (each Pending poll may register or replace the join waker,
+            // which decides between the fast and the slow completion path), then drop.
+            loop {
+                if let Poll::Ready(out) = poll_join(&mut join) {
+                    drop(out.unwrap());
+                    break;
+                }
+                thread::yield_now();
+            }
+            drop(join);
+        });
+        w.wake();
+        sched.run_all();
+        th.join().unwrap();
+        assert_eq!(drops.load(SeqCst), 1);
+        // Output (an Arc clone) consumed and the cell freed: only our Arc remains.
+        assert_eq!(Arc::strong_count(&drops), 1);
+    });
+}

@@ -87,6 +87,13 @@ impl RawTask {
         unsafe { (self.header().vtable.try_read_output)(self.ptr, dst, waker) }
     }
 
+    /// Drops a `JoinHandle` that has taken the output (one RMW; see `State`).
+    pub(super) fn drop_join_handle_after_output(self) {
+        if self.state().drop_join_handle_after_output() {
+            self.dealloc();
+        }
+    }
+
     pub(super) fn drop_join_handle_slow(self) {
         // SAFETY: called once, by the JoinHandle being dropped, which owns a reference.
         unsafe { (self.header().vtable.drop_join_handle_slow)(self.ptr) }

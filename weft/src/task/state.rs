@@ -222,6 +222,37 @@ impl State {
         prev
     }
 
+    /// Fast completion for the common case (a `JoinHandle` waits, no join waker registered):
+    /// `RUNNING → COMPLETE` and the poller's reference released in one CAS. Returns false
+    /// (changing nothing) when the slow path is needed. The `JoinHandle` holds a reference,
+    /// so this never releases the last one.
+    pub(crate) fn try_complete_fast(&self) -> bool {
+        self.fetch_update(|s| {
+            debug_assert!(s.is_running() && !s.is_complete());
+            if !s.is_join_interested() || s.is_join_waker_set() {
+                return (false, None);
+            }
+            let mut next = s;
+            next.unset(RUNNING);
+            next.set(COMPLETE);
+            next.ref_dec();
+            debug_assert!(next.ref_count() > 0);
+            (true, Some(next))
+        })
+    }
+
+    /// Drops a `JoinHandle` that has read the output (so `COMPLETE` and `JOIN_INTEREST` are
+    /// known to be set): clears `JOIN_INTEREST` and releases the handle's reference in one
+    /// RMW. True when the caller must free the task. A join waker still registered (the
+    /// completer may be waking it right now) is dropped by the completer, which sees
+    /// `JOIN_INTEREST` gone, or by `dealloc`.
+    pub(crate) fn drop_join_handle_after_output(&self) -> bool {
+        // AcqRel: as `ref_dec`.
+        let prev = Snapshot(self.val.fetch_sub(JOIN_INTEREST + REF_ONE, AcqRel));
+        debug_assert!(prev.is_complete() && prev.is_join_interested());
+        prev.ref_count() == 1
+    }
+
     /// Releases `count` references after completion; true when the caller must free the task.
     pub(crate) fn transition_to_terminal(&self, count: usize) -> bool {
         let prev = Snapshot(self.val.fetch_sub(count * REF_ONE, AcqRel));
@@ -463,6 +494,28 @@ mod tests {
         let st = State::new();
         assert!(matches!(st.transition_to_running(), TransitionToRunning::Success));
         assert!(st.drop_join_handle_fast().is_err());
+    }
+
+    #[test]
+    fn fast_completion_only_without_join_waker() {
+        let st = State::new();
+        assert!(matches!(st.transition_to_running(), TransitionToRunning::Success));
+        assert!(st.try_complete_fast());
+        let s = st.load();
+        assert!(s.is_complete() && !s.is_running() && s.is_join_interested());
+        assert_eq!(s.ref_count(), 1);
+        assert!(st.drop_join_handle_after_output(), "the handle held the last reference");
+
+        let st = State::new();
+        assert!(st.set_join_waker().is_ok());
+        assert!(matches!(st.transition_to_running(), TransitionToRunning::Success));
+        assert!(!st.try_complete_fast(), "a registered join waker needs the slow path");
+        assert!(st.load().is_running());
+
+        let st = State::new();
+        assert!(st.drop_join_handle_fast().is_ok());
+        assert!(matches!(st.transition_to_running(), TransitionToRunning::Success));
+        assert!(!st.try_complete_fast(), "without a JoinHandle the output must be dropped first");
     }
 
     #[test]
