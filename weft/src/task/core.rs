@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! Cell<T, S>  (#[repr(C)], one allocation per task)
-//! ├── Header   state word, vtable, owned-list links, id   — type-erased, shared
+//! ├── Header   state word, vtable, owned-list links, queue link, id   — type-erased, shared
 //! ├── Core     scheduler handle `S`, stage (future → output → consumed) — touched under RUNNING
 //! └── Trailer  join waker                                            — guarded by JOIN_WAKER
 //! ```
@@ -13,6 +13,7 @@
 //! * `stage`: only the thread holding `RUNNING`, or the `JoinHandle` after `COMPLETE` (reading
 //!   the output), or the `JoinHandle` drop after `COMPLETE` (dropping it).
 //! * `owned_prev/next`, `owner`: only under the owned-list shard lock named by `owner`.
+//! * `queue_next`: only by the injection queue while it holds the task's `Notified`.
 //! * `trailer.waker`: by the `JoinHandle` while `JOIN_WAKER` is clear, by the task side while
 //!   it is set (see `state.rs`).
 
@@ -35,6 +36,8 @@ pub(crate) struct Cell<T: Future, S> {
 pub(crate) struct Header {
     pub(super) state: State,
     pub(super) vtable: &'static Vtable,
+    /// Intrusive link used by the injection queue (owned by the queue holding the Notified).
+    pub(crate) queue_next: UnsafeCell<Option<NonNull<Header>>>,
     /// Intrusive doubly linked owned-task list (guarded by the shard lock in `owner`).
     pub(crate) owned_prev: UnsafeCell<Option<NonNull<Header>>>,
     pub(crate) owned_next: UnsafeCell<Option<NonNull<Header>>>,
@@ -70,6 +73,7 @@ impl<T: Future, S> Cell<T, S> {
             header: Header {
                 state: State::new(),
                 vtable,
+                queue_next: UnsafeCell::new(None),
                 owned_prev: UnsafeCell::new(None),
                 owned_next: UnsafeCell::new(None),
                 owner: UnsafeCell::new(u32::MAX),
