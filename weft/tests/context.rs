@@ -17,7 +17,7 @@ fn panic_message(r: std::thread::Result<()>) -> String {
 #[test]
 fn spawn_outside_runtime_panics_with_guidance() {
     let msg = panic_message(catch_unwind(|| {
-        let _ = weft::spawn(async {});
+        drop(weft::spawn(async {}));
     }));
     assert!(msg.contains("no weft runtime"), "{msg}");
     assert!(msg.contains("block_on") && msg.contains("enter"), "message should say how to enter one: {msg}");
@@ -26,7 +26,7 @@ fn spawn_outside_runtime_panics_with_guidance() {
 #[test]
 fn sleep_outside_runtime_panics_with_guidance() {
     let msg = panic_message(catch_unwind(|| {
-        let _ = weft::time::sleep(Duration::from_millis(1));
+        drop(weft::time::sleep(Duration::from_millis(1)));
     }));
     assert!(msg.contains("no weft runtime"), "{msg}");
 }
@@ -36,7 +36,7 @@ fn sleep_without_time_driver_panics() {
     let rt = weft::runtime::Builder::new_current_thread().build().unwrap();
     let _g = rt.enter();
     let msg = panic_message(catch_unwind(|| {
-        let _ = weft::time::sleep(Duration::from_millis(1));
+        drop(weft::time::sleep(Duration::from_millis(1)));
     }));
     assert!(msg.contains("enable_time"), "{msg}");
 }

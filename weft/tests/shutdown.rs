@@ -131,7 +131,7 @@ fn local_set_drop_drops_its_tasks_on_its_thread() {
     let drops = DropCounter::new();
     let local = weft::task::LocalSet::new();
     let owner = std::thread::current().id();
-    struct CheckThread(std::thread::ThreadId, support::DropToken);
+    struct CheckThread(std::thread::ThreadId, #[allow(dead_code)] support::DropToken);
     impl Drop for CheckThread {
         fn drop(&mut self) {
             assert_eq!(std::thread::current().id(), self.0, "!Send future dropped on another thread");
@@ -163,10 +163,10 @@ fn spawn_during_shutdown_is_cancelled_not_leaked() {
         fn drop(&mut self) {
             let t = self.0.token();
             // The runtime is shutting down: this task must be dropped, not leaked or run.
-            let _ = weft::spawn(async move {
+            drop(weft::spawn(async move {
                 let _t = t;
                 std::future::pending::<()>().await;
-            });
+            }));
         }
     }
     rt.block_on(async move {

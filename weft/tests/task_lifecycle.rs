@@ -278,7 +278,7 @@ fn spawn_local_outside_local_set_panics_with_guidance() {
     let rt = support::ct();
     let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         rt.block_on(async {
-            let _ = weft::task::spawn_local(async {});
+            drop(weft::task::spawn_local(async {}));
         })
     }));
     let payload = res.unwrap_err();

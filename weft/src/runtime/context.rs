@@ -151,11 +151,6 @@ impl Drop for RuntimeGuard {
     }
 }
 
-/// Temporarily leaves runtime mode (for `block_in_place`-like helpers and LocalSet::block_on).
-pub(crate) fn is_entered() -> bool {
-    CONTEXT.try_with(|c| c.entered.get()).unwrap_or(false)
-}
-
 /// Set while a task is being polled: its id, and a fresh coop budget.
 pub(crate) struct TaskGuard {
     prev_id: Option<Id>,

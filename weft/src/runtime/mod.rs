@@ -69,8 +69,11 @@ pub struct Runtime {
 /// The worker threads of a multi-thread runtime and a counter of those still running.
 struct Workers {
     threads: Vec<crate::loom::thread::JoinHandle<()>>,
-    alive: Arc<(Mutex<usize>, Condvar)>,
+    alive: AliveCount,
 }
+
+/// Number of worker threads still running, and the condvar `Runtime::drop` waits on.
+pub(crate) type AliveCount = Arc<(Mutex<usize>, Condvar)>;
 
 impl Runtime {
     /// A multi-thread runtime with all drivers enabled (like `tokio::runtime::Runtime::new`).
@@ -78,7 +81,7 @@ impl Runtime {
         Builder::new_multi_thread().enable_all().build()
     }
 
-    pub(crate) fn from_parts(handle: scheduler::Handle, workers: Option<(Vec<crate::loom::thread::JoinHandle<()>>, Arc<(Mutex<usize>, Condvar)>)>) -> Runtime {
+    pub(crate) fn from_parts(handle: scheduler::Handle, workers: Option<(Vec<crate::loom::thread::JoinHandle<()>>, AliveCount)>) -> Runtime {
         Runtime { handle: Handle { inner: handle }, workers: workers.map(|(threads, alive)| Workers { threads, alive }) }
     }
 

@@ -60,10 +60,6 @@ impl ParkThread {
     pub(crate) fn unpark(&self) {
         self.inner.unpark()
     }
-
-    pub(crate) fn inner(&self) -> &Arc<ParkInner> {
-        &self.inner
-    }
 }
 
 impl ParkInner {
@@ -187,10 +183,6 @@ impl Parker {
     /// Polls the driver without sleeping if it is free (maintenance of a busy worker).
     pub(crate) fn park_timeout(&mut self, handle: &driver::Handle, dur: Duration) {
         self.inner.park(handle, Some(dur))
-    }
-
-    pub(crate) fn shared(&self) -> &Arc<SharedDriver> {
-        &self.inner.shared
     }
 }
 

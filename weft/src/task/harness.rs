@@ -110,11 +110,11 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
         let res = catch_unwind(AssertUnwindSafe(|| {
             let _guard = crate::runtime::context::TaskGuard::enter(id);
             let _silence = super::panic_hook::SilenceGuard::new(core.scheduler.silence_panics());
-            core.stage.with_mut(|ptr| {
-                // SAFETY: we hold RUNNING, which grants exclusive access to the stage; the
-                // cell is pinned in its allocation until dealloc.
-                let future = match unsafe { &mut *ptr } {
-                    Stage::Running(fut) => unsafe { std::pin::Pin::new_unchecked(fut) },
+            // SAFETY: we hold RUNNING, which grants exclusive access to the stage; the cell
+            // never moves until dealloc, so pinning the future in place is sound.
+            core.stage.with_mut(|ptr| unsafe {
+                let future = match &mut *ptr {
+                    Stage::Running(fut) => std::pin::Pin::new_unchecked(fut),
                     _ => unreachable!("polling a task whose future is gone"),
                 };
                 future.poll(&mut cx)
@@ -133,8 +133,10 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     /// recorded as the task's panic.
     fn store_output(&self, out: Result<T::Output, JoinError>) {
         let core = self.core();
-        // SAFETY (both closures): we hold RUNNING.
-        let dropped = catch_unwind(AssertUnwindSafe(|| unsafe { core.set_stage(Stage::Consumed) }));
+        let dropped = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: we hold RUNNING.
+            unsafe { core.set_stage(Stage::Consumed) }
+        }));
         let out = match dropped {
             Ok(()) => out,
             Err(payload) => Err(JoinError::panic(self.header().id(), payload)),

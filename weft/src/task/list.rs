@@ -119,16 +119,35 @@ impl<S: 'static> OwnedTasks<S> {
     }
 }
 
+/// Link accessors. All of them require: `node` is live and the caller holds the lock of the
+/// shard whose list `node` is (or is about to be) in, which guards the links.
+fn prev(node: NonNull<Header>) -> Option<NonNull<Header>> {
+    // SAFETY: see above (every caller is inside a shard-lock critical section).
+    unsafe { node.as_ref().owned_prev.with(|p| *p) }
+}
+
+fn next(node: NonNull<Header>) -> Option<NonNull<Header>> {
+    // SAFETY: as in `prev`.
+    unsafe { node.as_ref().owned_next.with(|p| *p) }
+}
+
+fn set_prev(node: NonNull<Header>, v: Option<NonNull<Header>>) {
+    // SAFETY: as in `prev`; the lock makes this the only access.
+    unsafe { node.as_ref().owned_prev.with_mut(|p| *p = v) }
+}
+
+fn set_next(node: NonNull<Header>, v: Option<NonNull<Header>>) {
+    // SAFETY: as in `set_prev`.
+    unsafe { node.as_ref().owned_next.with_mut(|p| *p = v) }
+}
+
 /// # Safety
-/// The caller holds the shard's lock and `node` is in no list.
+/// The caller holds the shard's lock and `node` is live and in no list.
 unsafe fn push_front(shard: &mut Shard, node: NonNull<Header>) {
-    // SAFETY: node is live (the list owns a reference); links guarded by the caller's lock.
-    let h = unsafe { node.as_ref() };
-    h.owned_prev.with_mut(|p| unsafe { *p = None });
-    h.owned_next.with_mut(|p| unsafe { *p = shard.head });
+    set_prev(node, None);
+    set_next(node, shard.head);
     if let Some(old) = shard.head {
-        // SAFETY: as above, for the old head.
-        unsafe { old.as_ref() }.owned_prev.with_mut(|p| unsafe { *p = Some(node) });
+        set_prev(old, Some(node));
     }
     shard.head = Some(node);
     shard.len += 1;
@@ -137,24 +156,19 @@ unsafe fn push_front(shard: &mut Shard, node: NonNull<Header>) {
 /// Unlinks `node` if it is in this shard's list; returns whether it was.
 ///
 /// # Safety
-/// The caller holds the shard's lock and `node` was bound to this shard.
+/// The caller holds the shard's lock and `node` is live and was bound to this shard.
 unsafe fn unlink(shard: &mut Shard, node: NonNull<Header>) -> bool {
-    // SAFETY: node is live (the caller holds a reference); links guarded by the lock.
-    let h = unsafe { node.as_ref() };
-    let prev = h.owned_prev.with(|p| unsafe { *p });
-    let next = h.owned_next.with(|p| unsafe { *p });
-    match prev {
-        // SAFETY: linked neighbours are live tasks of the same shard.
-        Some(prev) => unsafe { prev.as_ref() }.owned_next.with_mut(|p| unsafe { *p = next }),
-        None if shard.head == Some(node) => shard.head = next,
+    let (p, n) = (prev(node), next(node));
+    match p {
+        Some(p) => set_next(p, n),
+        None if shard.head == Some(node) => shard.head = n,
         None => return false,
     }
-    if let Some(next) = next {
-        // SAFETY: as above.
-        unsafe { next.as_ref() }.owned_prev.with_mut(|p| unsafe { *p = prev });
+    if let Some(n) = n {
+        set_prev(n, p);
     }
-    h.owned_prev.with_mut(|p| unsafe { *p = None });
-    h.owned_next.with_mut(|p| unsafe { *p = None });
+    set_prev(node, None);
+    set_next(node, None);
     shard.len -= 1;
     true
 }

@@ -137,20 +137,12 @@ impl<S: 'static> Task<S> {
         Task { raw: RawTask { ptr }, _p: PhantomData }
     }
 
-    pub(super) fn raw(&self) -> RawTask {
-        self.raw
-    }
-
     pub(crate) fn header(&self) -> &Header {
         self.raw.header()
     }
 
     pub(crate) fn header_ptr(&self) -> NonNull<Header> {
         self.raw.ptr
-    }
-
-    pub(crate) fn id(&self) -> Id {
-        self.header().id()
     }
 
     /// Gives up ownership without releasing the reference.

@@ -285,10 +285,11 @@ mod tests {
             unsafe { wheel.insert(ptr(e), w).unwrap() };
         }
         let mut fired = Vec::new();
-        // SAFETY (closure): fired entries are live.
+        // SAFETY: fired entries are live (pinned in `es`).
         wheel.advance(6000, |e| fired.push(unsafe { e.as_ref().when() }));
         assert_eq!(fired, vec![10, 200, 5000]);
         assert_eq!(wheel.next_expiration().map(|e| e.deadline <= 300_000), Some(true));
+        // SAFETY: as above.
         wheel.advance(300_000, |e| fired.push(unsafe { e.as_ref().when() }));
         assert_eq!(fired, vec![10, 200, 5000, 300_000]);
         assert!(wheel.next_expiration().is_none());

@@ -51,7 +51,7 @@ pub(crate) struct Core {
 
 impl Core {
     /// Cancels the queued tasks and stops the driver (shutdown).
-    fn shutdown(mut self: Box<Self>, driver_handle: &driver::Handle) {
+    fn shutdown(&mut self, driver_handle: &driver::Handle) {
         while let Some(task) = self.tasks.pop_front() {
             task.shutdown();
         }
@@ -172,7 +172,7 @@ impl Handle {
             }
             for _ in 0..this.config.event_interval {
                 core.tick = core.tick.wrapping_add(1);
-                let task = if core.tick % gqi == 0 {
+                let task = if core.tick.is_multiple_of(gqi) {
                     this.pop_remote().or_else(|| core.tasks.pop_front())
                 } else {
                     core.tasks.pop_front().or_else(|| this.pop_remote())

@@ -100,13 +100,6 @@ impl Handle {
         }
     }
 
-    pub(crate) fn is_shutdown(&self) -> bool {
-        match self {
-            Handle::CurrentThread(h) => h.is_shutdown(),
-            Handle::MultiThread(h) => h.is_shutdown(),
-        }
-    }
-
     pub(crate) fn num_workers(&self) -> usize {
         match self {
             Handle::CurrentThread(_) => 1,

@@ -64,10 +64,6 @@ impl<S: 'static> Inject<S> {
         self.len() == 0
     }
 
-    pub(crate) fn is_closed(&self) -> bool {
-        lock(&self.synced).is_closed
-    }
-
     /// Closes the queue; later pushes drop their task. Returns false if already closed.
     pub(crate) fn close(&self) -> bool {
         let mut s = lock(&self.synced);

@@ -46,7 +46,10 @@ struct Shared {
     inject: inject::Inject<Arc<Handle>>,
     idle: idle::Idle,
     is_shutdown: AtomicBool,
-    /// Cores handed back at shutdown; the last one to arrive finishes the shutdown.
+    /// Cores handed back at shutdown; the last one to arrive finishes the shutdown. (Cores
+    /// stay boxed everywhere: they move between threads and in and out of the worker context
+    /// as one pointer.)
+    #[allow(clippy::vec_box)]
     shutdown_cores: Mutex<Vec<Box<Core>>>,
     driver: Arc<SharedDriver>,
 }
@@ -57,6 +60,7 @@ struct Remote {
 }
 
 /// Builds the handle and one core per worker (to be moved onto the worker threads).
+#[allow(clippy::vec_box)]
 pub(crate) fn create(
     num_workers: usize,
     driver: driver::Driver,

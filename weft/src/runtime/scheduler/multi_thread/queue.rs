@@ -129,19 +129,6 @@ impl<S: 'static> Local<S> {
         self.inner.tail.store(tail.wrapping_add(1), Release);
     }
 
-    /// Pushes a batch that is known to fit (`remaining_slots`).
-    pub(crate) fn push_back_batch(&mut self, tasks: impl ExactSizeIterator<Item = Notified<S>>) {
-        let len = tasks.len();
-        assert!(len <= self.remaining_slots(), "push_back_batch over capacity");
-        let mut tail = self.inner.tail.load(Relaxed);
-        for task in tasks {
-            // SAFETY: the slots are free (checked above) and only we write them.
-            unsafe { self.inner.write(tail, task) };
-            tail = tail.wrapping_add(1);
-        }
-        self.inner.tail.store(tail, Release);
-    }
-
     fn push_overflow(&mut self, task: Notified<S>, head: u32, tail: u32, inject: &Inject<S>) -> Result<(), Notified<S>> {
         const TAKEN: u32 = (CAPACITY / 2) as u32;
         assert_eq!(tail.wrapping_sub(head) as usize, CAPACITY, "queue is not full");
@@ -180,10 +167,6 @@ impl<S: 'static> Local<S> {
 }
 
 impl<S: 'static> Steal<S> {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.len() == 0
-    }
-
     pub(crate) fn len(&self) -> usize {
         self.0.len()
     }

@@ -115,7 +115,7 @@ impl Context {
         let gqi = self.handle.config.global_queue_interval;
         while !core.is_shutdown {
             core.tick = core.tick.wrapping_add(1);
-            if core.tick % event_interval == 0 {
+            if core.tick.is_multiple_of(event_interval) {
                 core = self.maintenance(core);
                 if core.is_shutdown {
                     break;
@@ -141,7 +141,7 @@ impl Context {
 
     fn next_task(&self, core: &mut Core, gqi: u32) -> Option<Task> {
         let inject = &self.shared().inject;
-        if core.tick % gqi == 0 {
+        if core.tick.is_multiple_of(gqi) {
             if let Some(task) = inject.pop() {
                 return Some(task);
             }
