@@ -39,9 +39,26 @@ enum Command {
     Sweep(SweepArgs),
     /// Re-render report.md and report.html from DIR/results.json.
     Report { dir: PathBuf },
+    /// Timer lateness (p50/p99/max of elapsed − requested) per runtime.
+    Lateness(LatenessArgs),
     /// Internal: take one sample in this process and print `ok <ns>`.
     #[command(name = "__sample", hide = true)]
     Sample(SampleArgs),
+}
+
+#[derive(Args, Debug)]
+struct LatenessArgs {
+    #[command(flatten)]
+    selection: Selection,
+    /// Interleaved rounds (a fresh runtime per round).
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Concurrent sleeps per round.
+    #[arg(long, default_value_t = 2000)]
+    timers: u64,
+    /// Writes OUT/lateness.md and OUT/lateness.json.
+    #[arg(long, default_value = "lab-results/lateness")]
+    out: PathBuf,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -157,6 +174,7 @@ pub fn main() -> ExitCode {
         Some(Command::Baseline(BaselineCommand::Save { name, from, micro })) => baseline_save(&name, from, micro),
         Some(Command::Sweep(args)) => sweep_command(args),
         Some(Command::Report { dir }) => report_command(&dir),
+        Some(Command::Lateness(args)) => lateness_command(args),
         Some(Command::Sample(args)) => sample_command(args),
     };
     match outcome {
@@ -354,6 +372,22 @@ fn report_command(dir: &Path) -> Result<ExitCode, String> {
     print!("{}", report::terminal(&results));
     println!("wrote {}/{{report.md,report.html}}", dir.display());
     Ok(ExitCode::SUCCESS)
+}
+
+fn lateness_command(args: LatenessArgs) -> Result<ExitCode, String> {
+    let default = [RuntimeId::WeftMt, RuntimeId::WeftCt, RuntimeId::TokioMt, RuntimeId::TokioCt, RuntimeId::Smol];
+    let chosen = runtimes(&args.selection, &default)?;
+    let workers = args.selection.workers.unwrap_or_else(default_workers);
+    let rows = crate::lateness::measure(&chosen, workers, args.rounds.max(1), args.timers.max(1))?;
+    let md = crate::lateness::markdown(&rows, args.rounds, args.timers, workers);
+    print!("{md}");
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
+    std::fs::write(args.out.join("lateness.md"), &md).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+    std::fs::write(args.out.join("lateness.json"), json).map_err(|e| e.to_string())?;
+    println!("\nwrote {}/lateness.{{md,json}}", args.out.display());
+    let early: usize = rows.iter().map(|r| r.early).sum();
+    Ok(if early == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 fn sample_command(args: SampleArgs) -> Result<ExitCode, String> {

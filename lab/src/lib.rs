@@ -25,6 +25,7 @@
 pub mod adapter;
 pub mod baseline;
 pub mod cli;
+pub mod lateness;
 pub mod measure;
 pub mod report;
 pub mod results;

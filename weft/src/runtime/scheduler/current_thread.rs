@@ -30,6 +30,8 @@ use crate::util::wake::{self, Wake};
 
 type TaskRef = Notified<Arc<Handle>>;
 
+/// Aligned to 128 bytes: see `multi_thread::Handle`.
+#[repr(align(128))]
 pub(crate) struct Handle {
     pub(crate) driver: driver::Handle,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,

@@ -34,6 +34,10 @@ use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
 pub(crate) use worker::{Context, Core};
 use worker::Kind;
 
+/// Aligned to 128 bytes so that the `Arc` reference counts (written on every spawn and task
+/// free, from every worker) sit on their own cache lines, apart from the fields workers read
+/// on every tick.
+#[repr(align(128))]
 pub(crate) struct Handle {
     pub(crate) driver: driver::Handle,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
