@@ -163,3 +163,47 @@ fn idle_runtime_uses_almost_no_cpu() {
     // Two idle workers for one second: a spinning runtime would use ~2 s.
     assert!(used < Duration::from_millis(150), "idle runtime burned {used:?} of CPU in 1 s");
 }
+
+#[test]
+fn timers_fire_while_the_former_driver_owner_runs_a_blocking_task() {
+    // Both workers idle (one parked in the driver, one on its condvar). A blocking task
+    // arrives and may wake the driver owner; a timer registered afterwards from outside must
+    // still fire on time: an idle worker has to take the driver over.
+    let rt = support::mt(2);
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(20)); // let both workers park
+        let blocker = rt.spawn(async {
+            std::thread::sleep(Duration::from_millis(400));
+        });
+        std::thread::sleep(Duration::from_millis(20)); // the blocker is running now
+        let took = rt.block_on(async {
+            let start = std::time::Instant::now();
+            weft::time::sleep(Duration::from_millis(10)).await;
+            start.elapsed()
+        });
+        assert!(took < Duration::from_millis(300), "timer stalled behind a blocking poll: {took:?}");
+        rt.block_on(blocker).unwrap();
+    }
+}
+
+#[test]
+fn timers_fire_while_a_timer_woken_task_blocks_its_worker() {
+    // The driver owner is woken by a timer, so the woken task runs on *that* worker and then
+    // blocks it. Timers registered meanwhile must be fired by another worker.
+    let rt = support::mt(2);
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(20));
+        let blocker = rt.spawn(async {
+            weft::time::sleep(Duration::from_millis(5)).await;
+            std::thread::sleep(Duration::from_millis(400));
+        });
+        std::thread::sleep(Duration::from_millis(40)); // the blocker is blocking now
+        let took = rt.block_on(async {
+            let start = std::time::Instant::now();
+            weft::time::sleep(Duration::from_millis(10)).await;
+            start.elapsed()
+        });
+        assert!(took < Duration::from_millis(300), "timer stalled behind a blocking poll: {took:?}");
+        rt.block_on(blocker).unwrap();
+    }
+}

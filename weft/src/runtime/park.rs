@@ -176,20 +176,23 @@ impl Parker {
     }
 
     /// Sleeps until unparked (or, when this worker owns the driver, until the next timer).
-    pub(crate) fn park(&mut self, handle: &driver::Handle) {
+    /// Returns true if it slept in the driver (the caller then hands the driver over, see
+    /// the parking essay).
+    pub(crate) fn park(&mut self, handle: &driver::Handle) -> bool {
         self.inner.park(handle, None)
     }
 
-    /// Polls the driver without sleeping if it is free (maintenance of a busy worker).
-    pub(crate) fn park_timeout(&mut self, handle: &driver::Handle, dur: Duration) {
-        self.inner.park(handle, Some(dur))
+    /// Fires due timers without sleeping, if the driver is free (maintenance of a busy
+    /// worker). Does not touch the park state, so it neither consumes nor causes wake-ups.
+    pub(crate) fn poll_driver(&mut self, handle: &driver::Handle) {
+        self.inner.shared.try_with(|driver| driver.park_timeout(handle, Some(Duration::ZERO)));
     }
 }
 
 impl WorkerParkInner {
-    fn park(&self, handle: &driver::Handle, timeout: Option<Duration>) {
+    fn park(&self, handle: &driver::Handle, timeout: Option<Duration>) -> bool {
         if self.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
-            return;
+            return false;
         }
         let shared = &self.shared;
         let drove = shared.try_with(|driver| {
@@ -207,12 +210,10 @@ impl WorkerParkInner {
             self.state.swap(EMPTY, Acquire);
         });
         if drove.is_some() {
-            return;
-        }
-        if timeout == Some(Duration::ZERO) {
-            return;
+            return true;
         }
         self.park_condvar(timeout);
+        false
     }
 
     fn park_condvar(&self, timeout: Option<Duration>) {

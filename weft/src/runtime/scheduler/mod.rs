@@ -38,11 +38,18 @@
 //! (`PARKED_CONDVAR` vs `PARKED_DRIVER`), so the waker never needs to know who owns it.
 //!
 //! Busy workers still poll the driver without blocking every `event_interval` ticks (if it is
-//! free), so timers fire — and, later, I/O is read — even when no worker is idle. When the
-//! driver owner is woken to run a long task, it releases the driver before running anything:
-//! the driver is only held *while parked*, so the next worker to park takes it over and I/O
-//! is never stalled behind a slow poll. Timers registered with an earlier deadline than the
-//! one the owner sleeps until unpark the driver, which then re-arms its timeout.
+//! free), so timers fire — and, later, I/O is read — even when no worker is idle.
+//!
+//! *Hand-off.* The driver is only held *while parked*. When the owner wakes to run work (a
+//! timer fired for one of its tasks, or it was unparked), that work may block for a long time
+//! (a slow poll, a blocking call), and the other idle workers sleep on their condvars, not in
+//! the driver: nobody would fire timers or read I/O. So a worker leaving the driver wakes one
+//! sleeper (the ordinary `notify_parked`, which skips the wake if a worker is searching — a
+//! searcher parks, and takes the driver, soon anyway); the woken worker finds nothing to do,
+//! parks, and wins the driver's `try_lock`. `tests/fairness.rs` has the scenario that failed
+//! (a timer 366 ms late behind a 400 ms blocking poll) before this was added. Timers registered
+//! with an earlier deadline than the one the owner sleeps until unpark the driver, which then
+//! re-arms its timeout.
 //!
 //! Rejected designs: (a) a dedicated timer/I/O thread — every wake of a task would cross
 //! threads and every timer would cost a context switch; (b) all idle workers blocking in

@@ -18,7 +18,6 @@
 
 use std::cell::RefCell;
 use std::future::Future;
-use std::time::Duration;
 
 use super::queue::{self, Local};
 use super::Handle;
@@ -231,8 +230,8 @@ impl Context {
         }
     }
 
-    fn maintenance(&self, core: Box<Core>) -> Box<Core> {
-        let mut core = self.park_timeout(core, Some(Duration::ZERO));
+    fn maintenance(&self, mut core: Box<Core>) -> Box<Core> {
+        core = self.poll_driver(core);
         if self.handle.is_shutdown() {
             core.is_shutdown = true;
         }
@@ -246,13 +245,14 @@ impl Context {
         let idle = &self.shared().idle;
         let was_searching = std::mem::replace(&mut core.is_searching, false);
         idle.transition_worker_to_parked(self.index, was_searching);
+        let mut drove = false;
         loop {
             // Final look after registering as a sleeper: a producer that published work
             // before our registration may have seen us awake and not woken anyone.
             if self.handle.is_shutdown() {
                 core.is_shutdown = true;
             } else if !self.handle.has_pending_work() {
-                core = self.park_timeout(core, None);
+                (core, drove) = self.park_timeout(core);
                 if self.handle.is_shutdown() {
                     core.is_shutdown = true;
                 }
@@ -265,17 +265,35 @@ impl Context {
         // If a notifier picked us it counted us as unparked and searching; otherwise we
         // remove ourselves from the sleepers and count as unparked, not searching.
         core.is_searching = !idle.unpark_worker_by_id(self.index);
+        if drove && !core.is_shutdown {
+            // We leave the driver to run work, which may take long: wake a sleeper (if nobody
+            // is searching, who would park soon anyway) so that it parks in the driver and
+            // timers (and later I/O) keep being served. See the parking essay.
+            self.handle.notify_parked();
+        }
         core
     }
 
-    fn park_timeout(&self, mut core: Box<Core>, dur: Option<Duration>) -> Box<Core> {
+    /// Sleeps in the parker with the core in the context (so wakes from the driver, on this
+    /// thread, reach the local queue). Returns whether it slept in the driver.
+    fn park_timeout(&self, mut core: Box<Core>) -> (Box<Core>, bool) {
         let mut park = core.park.take().expect("worker parker missing");
         *self.core.borrow_mut() = Some(core);
-        match dur {
-            Some(d) => park.park_timeout(&self.handle.driver, d),
-            None => park.park(&self.handle.driver),
-        }
+        let drove = park.park(&self.handle.driver);
         let mut core = self.core.borrow_mut().take().expect("worker core vanished while parked");
+        core.park = Some(park);
+        if core.should_notify_others() {
+            self.handle.notify_parked();
+        }
+        (core, drove)
+    }
+
+    /// Fires due timers if the driver is free (busy workers, every `event_interval` ticks).
+    fn poll_driver(&self, mut core: Box<Core>) -> Box<Core> {
+        let mut park = core.park.take().expect("worker parker missing");
+        *self.core.borrow_mut() = Some(core);
+        park.poll_driver(&self.handle.driver);
+        let mut core = self.core.borrow_mut().take().expect("worker core vanished in the driver");
         core.park = Some(park);
         if core.should_notify_others() {
             self.handle.notify_parked();
