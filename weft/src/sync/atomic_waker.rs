@@ -66,7 +66,9 @@ impl AtomicWaker {
             }
             Err(WAKING) => {
                 // A wake is in progress and may already have taken the old waker: wake
-                // ourselves so the caller re-checks.
+                // ourselves so the caller re-checks. The spin hint (a yield under loom) lets
+                // the waking thread finish first.
+                crate::loom::spin_loop();
                 waker.wake_by_ref();
             }
             Err(_) => {

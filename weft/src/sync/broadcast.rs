@@ -156,7 +156,7 @@ pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
 }
 
 impl<T> Shared<T> {
-    fn new_receiver(self: &Arc<Self>, tail: &mut Tail) -> Receiver<T> {
+    fn new_receiver(shared: &Arc<Self>, tail: &mut Tail) -> Receiver<T> {
         tail.receivers += 1;
         let id = match tail.free_ids.pop() {
             Some(id) => id,
@@ -165,7 +165,7 @@ impl<T> Shared<T> {
                 tail.wakers.len() - 1
             }
         };
-        Receiver { shared: self.clone(), next: tail.pos, id }
+        Receiver { shared: shared.clone(), next: tail.pos, id }
     }
 }
 
@@ -231,7 +231,7 @@ impl<T> Sender<T> {
 
     pub fn subscribe(&self) -> Receiver<T> {
         let mut tail = lock(&self.shared.tail);
-        self.shared.new_receiver(&mut tail)
+        Shared::new_receiver(&self.shared, &mut tail)
     }
 
     pub fn receiver_count(&self) -> usize {
@@ -366,7 +366,7 @@ impl<T: Clone> Receiver<T> {
     /// A new receiver starting at the tail (it sees only values sent from now on).
     pub fn resubscribe(&self) -> Receiver<T> {
         let mut tail = lock(&self.shared.tail);
-        self.shared.new_receiver(&mut tail)
+        Shared::new_receiver(&self.shared, &mut tail)
     }
 }
 

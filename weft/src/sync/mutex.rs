@@ -13,7 +13,9 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 
 use super::batch_semaphore::{RawSemaphore, TryAcquireError};
-use crate::loom::sync::Arc;
+// The owned variants take the user's `std::sync::Arc` (under loom too: it only carries
+// ownership, every synchronising access is inside the semaphore, which loom models).
+use std::sync::Arc;
 
 /// A fair async mutex.
 ///

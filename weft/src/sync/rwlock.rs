@@ -12,7 +12,9 @@ use std::ops::{Deref, DerefMut};
 
 use super::batch_semaphore::RawSemaphore;
 use super::mutex::TryLockError;
-use crate::loom::sync::Arc;
+// The owned variants take the user's `std::sync::Arc` (under loom too: it only carries
+// ownership, every synchronising access is inside the semaphore, which loom models).
+use std::sync::Arc;
 
 /// The most concurrent readers (a writer takes this many permits).
 const MAX_READS: u32 = u32::MAX >> 3;

@@ -4,7 +4,9 @@
 use std::fmt;
 
 use super::batch_semaphore::{self as raw, RawSemaphore};
-use crate::loom::sync::Arc;
+// The owned variants take the user's `std::sync::Arc` (under loom too: it only carries
+// ownership, every synchronising access is inside the semaphore, which loom models).
+use std::sync::Arc;
 
 /// A counting semaphore: `acquire` waits for a permit, dropping the permit returns it.
 ///

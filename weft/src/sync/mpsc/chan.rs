@@ -194,6 +194,8 @@ impl<T, S: Capacity> Chan<T, S> {
         // SAFETY: receiver only.
         if self.rx.with(|rx| Tx::claimed_beyond(unsafe { &*rx }, tail)) {
             // A sender is between claiming the head slot and writing it; it will not wake us.
+            // Yield (a spin hint here, a scheduling point under loom) and poll again.
+            crate::loom::spin_loop();
             cx.waker().wake_by_ref();
         }
         Poll::Pending
