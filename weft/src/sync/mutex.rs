@@ -8,11 +8,11 @@
 //! Hold the guard across `.await` only when you must; for data touched briefly without awaiting,
 //! a blocking `std::sync::Mutex` is cheaper.
 
-use std::cell::UnsafeCell as StdCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
 use super::batch_semaphore::{RawSemaphore, TryAcquireError};
+use crate::loom::UnsafeCell;
 // The owned variants take the user's `std::sync::Arc` (under loom too: it only carries
 // ownership, every synchronising access is inside the semaphore, which loom models).
 use std::sync::Arc;
@@ -28,9 +28,8 @@ use std::sync::Arc;
 /// ```
 pub struct Mutex<T: ?Sized> {
     sem: RawSemaphore,
-    // A std cell (not the loom facade's): access is serialised by the semaphore, whose
-    // Acquire/Release orderings loom checks; the data itself is the user's.
-    data: StdCell<T>,
+    // Access is serialised by the semaphore (Acquire on lock, Release on unlock).
+    data: UnsafeCell<T>,
 }
 
 // SAFETY: the data is only reached through a guard, and the semaphore admits one guard at a
@@ -77,7 +76,7 @@ impl TryLockError {
 
 impl<T> Mutex<T> {
     pub fn new(value: T) -> Mutex<T> {
-        Mutex { sem: RawSemaphore::new(1), data: StdCell::new(value) }
+        Mutex { sem: RawSemaphore::new(1), data: UnsafeCell::new(value) }
     }
 
     pub fn into_inner(self) -> T {
@@ -118,7 +117,8 @@ impl<T: ?Sized> Mutex<T> {
     }
 
     pub fn get_mut(&mut self) -> &mut T {
-        self.data.get_mut()
+        // SAFETY: `&mut self` is exclusive.
+        self.data.with_mut(|p| unsafe { &mut *p })
     }
 
     async fn acquire(&self) {
@@ -161,14 +161,14 @@ impl<T: ?Sized> Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: the guard holds the mutex's only permit, so no other guard exists.
-        unsafe { &*self.lock.data.get() }
+        self.lock.data.with(|p| unsafe { &*p })
     }
 }
 
 impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard holds the only permit, and `&mut self` makes this the only access.
-        unsafe { &mut *self.lock.data.get() }
+        self.lock.data.with_mut(|p| unsafe { &mut *p })
     }
 }
 
@@ -194,14 +194,14 @@ impl<T: ?Sized> Deref for OwnedMutexGuard<T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: the guard holds the mutex's only permit.
-        unsafe { &*self.lock.data.get() }
+        self.lock.data.with(|p| unsafe { &*p })
     }
 }
 
 impl<T: ?Sized> DerefMut for OwnedMutexGuard<T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard holds the only permit; `&mut self` makes this the only access.
-        unsafe { &mut *self.lock.data.get() }
+        self.lock.data.with_mut(|p| unsafe { &mut *p })
     }
 }
 

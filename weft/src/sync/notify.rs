@@ -208,7 +208,7 @@ impl Notified<'_> {
     fn poll_inner(&mut self, waker: Option<&Waker>) -> Poll<()> {
         let notify = self.notify;
         match self.phase {
-            Phase::Done => return Poll::Ready(()),
+            Phase::Done => Poll::Ready(()),
             Phase::Init => {
                 // Fast path: consume a stored permit without the lock.
                 let mut cur = notify.state.load(SeqCst);

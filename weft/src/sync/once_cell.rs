@@ -6,13 +6,13 @@
 //! who then read the value); if it fails or is cancelled, the permit passes to the next
 //! waiter, which tries its own initialiser.
 
-use std::cell::UnsafeCell as StdCell;
 use std::fmt;
 use std::future::Future;
 use std::mem::MaybeUninit;
 
 use super::batch_semaphore::{RawSemaphore, TryAcquireError};
 use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
+use crate::loom::UnsafeCell;
 
 /// A thread-safe cell written once.
 ///
@@ -26,7 +26,7 @@ use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
 /// ```
 pub struct OnceCell<T> {
     set: AtomicBool,
-    value: StdCell<MaybeUninit<T>>,
+    value: UnsafeCell<MaybeUninit<T>>,
     init: RawSemaphore,
 }
 
@@ -58,7 +58,7 @@ impl<T: fmt::Debug> std::error::Error for SetError<T> {}
 
 impl<T> OnceCell<T> {
     pub fn new() -> OnceCell<T> {
-        OnceCell { set: AtomicBool::new(false), value: StdCell::new(MaybeUninit::uninit()), init: RawSemaphore::new(1) }
+        OnceCell { set: AtomicBool::new(false), value: UnsafeCell::new(MaybeUninit::uninit()), init: RawSemaphore::new(1) }
     }
 
     pub fn new_with(value: Option<T>) -> OnceCell<T> {
@@ -86,7 +86,7 @@ impl<T> OnceCell<T> {
     pub fn get_mut(&mut self) -> Option<&mut T> {
         if self.set.load(Acquire) {
             // SAFETY: initialised, and `&mut self` is exclusive.
-            Some(unsafe { self.value.get_mut().assume_init_mut() })
+            Some(self.value.with_mut(|p| unsafe { (*p).assume_init_mut() }))
         } else {
             None
         }
@@ -160,7 +160,7 @@ impl<T> OnceCell<T> {
     /// The caller holds the init permit (or exclusive access) and the cell is empty.
     unsafe fn store(&self, value: T) -> &T {
         // SAFETY: exclusive writer (caller); readers wait for `set`.
-        unsafe { (*self.value.get()).write(value) };
+        self.value.with_mut(|p| unsafe { (*p).write(value) });
         self.set.store(true, Release);
         self.init.close(); // wakes every waiting initialiser: they read the value
         // SAFETY: just written.
@@ -171,7 +171,7 @@ impl<T> OnceCell<T> {
     /// `set` was observed true.
     unsafe fn get_unchecked(&self) -> &T {
         // SAFETY: initialised (caller) and never written again.
-        unsafe { (*self.value.get()).assume_init_ref() }
+        self.value.with(|p| unsafe { (*p).assume_init_ref() })
     }
 
     pub fn into_inner(mut self) -> Option<T> {
@@ -183,7 +183,7 @@ impl<T> OnceCell<T> {
         if self.set.swap(false, AcqRel) {
             self.init = RawSemaphore::new(1);
             // SAFETY: it was initialised, and the flag is now clear so it is not read again.
-            Some(unsafe { self.value.get_mut().assume_init_read() })
+            Some(self.value.with_mut(|p| unsafe { (*p).assume_init_read() }))
         } else {
             None
         }
@@ -194,7 +194,7 @@ impl<T> Drop for OnceCell<T> {
     fn drop(&mut self) {
         if self.set.load(Acquire) {
             // SAFETY: initialised and dropped exactly once, here.
-            unsafe { self.value.get_mut().assume_init_drop() };
+            self.value.with_mut(|p| unsafe { (*p).assume_init_drop() });
         }
     }
 }

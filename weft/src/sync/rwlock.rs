@@ -6,12 +6,12 @@
 //! with the current readers), so a steady stream of readers cannot starve a writer. Uncontended
 //! read and write locks are one CAS each.
 
-use std::cell::UnsafeCell as StdCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
 use super::batch_semaphore::RawSemaphore;
 use super::mutex::TryLockError;
+use crate::loom::UnsafeCell;
 // The owned variants take the user's `std::sync::Arc` (under loom too: it only carries
 // ownership, every synchronising access is inside the semaphore, which loom models).
 use std::sync::Arc;
@@ -35,7 +35,7 @@ const MAX_READS: u32 = u32::MAX >> 3;
 pub struct RwLock<T: ?Sized> {
     max_readers: u32,
     sem: RawSemaphore,
-    data: StdCell<T>,
+    data: UnsafeCell<T>,
 }
 
 // SAFETY: readers share `&T` across threads (needs `Sync`), a writer gets `&mut T` possibly on
@@ -90,7 +90,7 @@ impl<T> RwLock<T> {
     /// `u32::MAX >> 3`.
     pub fn with_max_readers(value: T, max_readers: u32) -> RwLock<T> {
         assert!(max_readers > 0 && max_readers <= MAX_READS, "max_readers must be in 1..={MAX_READS}, got {max_readers}");
-        RwLock { max_readers, sem: RawSemaphore::new(max_readers as usize), data: StdCell::new(value) }
+        RwLock { max_readers, sem: RawSemaphore::new(max_readers as usize), data: UnsafeCell::new(value) }
     }
 
     pub fn into_inner(self) -> T {
@@ -140,7 +140,8 @@ impl<T: ?Sized> RwLock<T> {
     }
 
     pub fn get_mut(&mut self) -> &mut T {
-        self.data.get_mut()
+        // SAFETY: `&mut self` is exclusive.
+        self.data.with_mut(|p| unsafe { &mut *p })
     }
 
     async fn acquire(&self, n: u32) {
@@ -192,7 +193,7 @@ macro_rules! guard_impls {
             fn deref(&self) -> &T {
                 // SAFETY: the guard holds read or write permits, so no writer other than this
                 // guard exists.
-                unsafe { &*self.lock.data.get() }
+                self.lock.data.with(|p| unsafe { &*p })
             }
         }
         impl<$($lt,)? T: ?Sized> Drop for $guard<$($lt,)? T> {
@@ -217,13 +218,13 @@ guard_impls!([] OwnedRwLockWriteGuard, |l| l.max_readers as usize);
 impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard holds every permit, so it is the only guard.
-        unsafe { &mut *self.lock.data.get() }
+        self.lock.data.with_mut(|p| unsafe { &mut *p })
     }
 }
 
 impl<T: ?Sized> DerefMut for OwnedRwLockWriteGuard<T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard holds every permit, so it is the only guard.
-        unsafe { &mut *self.lock.data.get() }
+        self.lock.data.with_mut(|p| unsafe { &mut *p })
     }
 }

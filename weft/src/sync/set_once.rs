@@ -4,12 +4,12 @@
 //! by the Release store of `SET`, and waiters use a [`Notify`] with the "create `Notified`,
 //! then check" order, so a `set` racing with `wait` is never missed.
 
-use std::cell::UnsafeCell as StdCell;
 use std::fmt;
 use std::mem::MaybeUninit;
 
 use super::Notify;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
+use crate::loom::UnsafeCell;
 
 const EMPTY: usize = 0;
 const SETTING: usize = 1;
@@ -28,7 +28,7 @@ const SET: usize = 2;
 /// ```
 pub struct SetOnce<T> {
     state: AtomicUsize,
-    value: StdCell<MaybeUninit<T>>,
+    value: UnsafeCell<MaybeUninit<T>>,
     notify: Notify,
 }
 
@@ -52,7 +52,7 @@ impl<T: fmt::Debug> std::error::Error for SetOnceError<T> {}
 
 impl<T> SetOnce<T> {
     pub fn new() -> SetOnce<T> {
-        SetOnce { state: AtomicUsize::new(EMPTY), value: StdCell::new(MaybeUninit::uninit()), notify: Notify::new() }
+        SetOnce { state: AtomicUsize::new(EMPTY), value: UnsafeCell::new(MaybeUninit::uninit()), notify: Notify::new() }
     }
 
     pub fn new_with(value: Option<T>) -> SetOnce<T> {
@@ -70,7 +70,7 @@ impl<T> SetOnce<T> {
     pub fn get(&self) -> Option<&T> {
         if self.initialized() {
             // SAFETY: SET observed with Acquire: written, never written again.
-            Some(unsafe { (*self.value.get()).assume_init_ref() })
+            Some(self.value.with(|p| unsafe { (*p).assume_init_ref() }))
         } else {
             None
         }
@@ -82,7 +82,7 @@ impl<T> SetOnce<T> {
             return Err(SetOnceError(value));
         }
         // SAFETY: winning EMPTY → SETTING makes this the only writer; readers wait for SET.
-        unsafe { (*self.value.get()).write(value) };
+        self.value.with_mut(|p| unsafe { (*p).write(value) });
         self.state.store(SET, Release);
         self.notify.notify_waiters();
         Ok(())
@@ -103,7 +103,7 @@ impl<T> SetOnce<T> {
         // Clearing the state first means `Drop` below will not drop the value again.
         if self.state.swap(EMPTY, AcqRel) == SET {
             // SAFETY: it was set, and the state is EMPTY now, so it is moved out exactly once.
-            Some(unsafe { (*self.value.get()).assume_init_read() })
+            Some(self.value.with_mut(|p| unsafe { (*p).assume_init_read() }))
         } else {
             None
         }
@@ -114,7 +114,7 @@ impl<T> Drop for SetOnce<T> {
     fn drop(&mut self) {
         if self.state.load(Acquire) == SET {
             // SAFETY: set, dropped exactly once, here.
-            unsafe { self.value.get_mut().assume_init_drop() };
+            self.value.with_mut(|p| unsafe { (*p).assume_init_drop() });
         }
     }
 }

@@ -171,7 +171,7 @@ impl<T, S: Capacity> Chan<T, S> {
     /// Receiver only.
     pub(super) unsafe fn rx_poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
-        // SAFETY (each `rx_try_pop` below): receiver only (caller).
+        // SAFETY: receiver only (caller); the same holds for every `rx_try_pop` below.
         if let Some(v) = unsafe { self.rx_try_pop() } {
             coop.made_progress();
             return Poll::Ready(Some(v));
@@ -179,19 +179,22 @@ impl<T, S: Capacity> Chan<T, S> {
         if self.rx_done() {
             coop.made_progress();
             // A push may have landed between the pop above and the check.
+            // SAFETY: receiver only (caller).
             return Poll::Ready(unsafe { self.rx_try_pop() });
         }
         self.rx_waker.register(cx.waker());
         let tail = self.tx.park_rx();
+        // SAFETY: receiver only (caller).
         if let Some(v) = unsafe { self.rx_try_pop() } {
             coop.made_progress();
             return Poll::Ready(Some(v));
         }
         if self.rx_done() {
             coop.made_progress();
+            // SAFETY: receiver only (caller).
             return Poll::Ready(unsafe { self.rx_try_pop() });
         }
-        // SAFETY: receiver only.
+        // SAFETY: receiver only (caller), so nobody writes the cursor meanwhile.
         if self.rx.with(|rx| Tx::claimed_beyond(unsafe { &*rx }, tail)) {
             // A sender is between claiming the head slot and writing it; it will not wake us.
             // Yield (a spin hint here, a scheduling point under loom) and poll again.

@@ -22,12 +22,13 @@ impl<T, S: Capacity> RxCore<T, S> {
     }
 
     pub(super) fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        // SAFETY (both calls): the single consumer, as in `poll_recv`.
+        // SAFETY: the single consumer, as in `poll_recv`.
         if let Some(v) = unsafe { self.chan.rx_try_pop() } {
             return Ok(v);
         }
         if self.chan.rx_done() {
             // A push may have landed between the pop and the check.
+            // SAFETY: the single consumer, as in `poll_recv`.
             return unsafe { self.chan.rx_try_pop() }.ok_or(TryRecvError::Disconnected);
         }
         Err(TryRecvError::Empty)
