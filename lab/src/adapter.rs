@@ -11,9 +11,10 @@
 //! - **context functions** (`spawn`, `yield_now`, `sleep`): free functions, like `tokio::spawn`,
 //!   that find the runtime from the calling thread. They are only called from inside
 //!   [`Adapter::block_on`] or from a task spawned there.
-//! - **channel kit** ([`Channels`]): each runtime's *own* bounded mpsc and oneshot. A runtime that
-//!   has none yet names [`NotYet`], and the runner reports its rows as "not yet" instead of
-//!   running them on borrowed channels.
+//! - **channel kit** ([`Channels`]): each runtime's *own* bounded mpsc, oneshot, broadcast,
+//!   semaphore and mutex (for smol and async-std: the crates of their ecosystem, async-channel,
+//!   async-broadcast, async-lock). A runtime that has none yet names [`NotYet`], and the runner
+//!   reports its rows as "not yet" instead of running them on borrowed channels.
 //!
 //! Architecture Invariant: an adapter never keeps threads alive after it is dropped; the
 //! runner relies on that for "only one runtime alive at a time".
@@ -86,7 +87,16 @@ pub trait Adapter: Sized + 'static {
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send;
 }
 
-/// A runtime's own bounded mpsc and oneshot channels.
+/// Why a broadcast receive returned nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BroadcastEnd {
+    /// Every sender is gone and everything was received.
+    Closed,
+    /// The receiver fell behind and values were skipped (a failed validation in the lab).
+    Lagged,
+}
+
+/// A runtime's own bounded mpsc, oneshot and broadcast channels, semaphore and mutex.
 pub trait Channels: 'static {
     /// False for [`NotYet`]: the runner skips channel workloads and reports "not yet".
     const AVAILABLE: bool;
@@ -101,6 +111,32 @@ pub trait Channels: 'static {
     fn oneshot<T: Send + 'static>() -> (Self::OneshotSender<T>, Self::OneshotReceiver<T>);
     fn send_once<T: Send + 'static>(tx: Self::OneshotSender<T>, value: T) -> Result<(), Closed>;
     fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send;
+
+    type BroadcastSender<T: Clone + Send + Sync + 'static>: Send + Sync + 'static;
+    type BroadcastReceiver<T: Clone + Send + Sync + 'static>: Send + 'static;
+    /// A broadcast channel holding at least `capacity` values.
+    fn broadcast<T: Clone + Send + Sync + 'static>(capacity: usize) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>);
+    fn subscribe<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>) -> Self::BroadcastReceiver<T>;
+    fn broadcast_send<T: Clone + Send + Sync + 'static>(
+        tx: &Self::BroadcastSender<T>,
+        value: T,
+    ) -> impl Future<Output = Result<(), Closed>> + Send + '_;
+    fn broadcast_recv<T: Clone + Send + Sync + 'static>(
+        rx: &mut Self::BroadcastReceiver<T>,
+    ) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_;
+
+    type Semaphore: Send + Sync + 'static;
+    fn semaphore(permits: usize) -> Self::Semaphore;
+    /// Runs `work` while holding one permit.
+    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(sem: &'a Self::Semaphore, work: F) -> impl Future<Output = F::Output> + Send + 'a;
+
+    type Mutex<T: Send + 'static>: Send + Sync + 'static;
+    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T>;
+    /// Locks, runs `f` on the data, unlocks.
+    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(
+        m: &'a Self::Mutex<T>,
+        f: impl FnOnce(&mut T) -> R + Send + 'a,
+    ) -> impl Future<Output = R> + Send + 'a;
 }
 
 /// The channel kit of a runtime that has no channels yet. It cannot be constructed: the runner
@@ -135,5 +171,33 @@ impl Channels for NotYet {
     }
     fn recv_once<T: Send + 'static>(rx: NotYet) -> impl Future<Output = Result<T, Closed>> + Send {
         std::future::ready(match rx {})
+    }
+    type BroadcastSender<T: Clone + Send + Sync + 'static> = NotYet;
+    type BroadcastReceiver<T: Clone + Send + Sync + 'static> = NotYet;
+    fn broadcast<T: Clone + Send + Sync + 'static>(_: usize) -> (NotYet, NotYet) {
+        unreachable!("{NOT_YET}")
+    }
+    fn subscribe<T: Clone + Send + Sync + 'static>(tx: &NotYet) -> NotYet {
+        match *tx {}
+    }
+    fn broadcast_send<T: Clone + Send + Sync + 'static>(tx: &NotYet, _: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+        std::future::ready(match *tx {})
+    }
+    fn broadcast_recv<T: Clone + Send + Sync + 'static>(rx: &mut NotYet) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
+        std::future::ready(match *rx {})
+    }
+    type Semaphore = NotYet;
+    fn semaphore(_: usize) -> NotYet {
+        unreachable!("{NOT_YET}")
+    }
+    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(sem: &'a NotYet, _: F) -> impl Future<Output = F::Output> + Send + 'a {
+        std::future::ready(match *sem {})
+    }
+    type Mutex<T: Send + 'static> = NotYet;
+    fn mutex<T: Send + 'static>(_: T) -> NotYet {
+        unreachable!("{NOT_YET}")
+    }
+    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a NotYet, _: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
+        std::future::ready(match *m {})
     }
 }

@@ -25,6 +25,7 @@
 
 pub(crate) mod loom;
 pub mod runtime;
+pub mod sync;
 pub mod task;
 pub mod time;
 pub(crate) mod util;

@@ -13,7 +13,9 @@
 #[cfg(not(loom))]
 mod imp {
     pub(crate) mod sync {
-        pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard, WaitTimeoutResult};
+        pub(crate) use std::sync::{
+            Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, WaitTimeoutResult,
+        };
         pub(crate) mod atomic {
             pub(crate) use std::sync::atomic::{
                 fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
@@ -29,12 +31,18 @@ mod imp {
 
     /// `UnsafeCell` with loom's closure-based access API.
     #[derive(Debug)]
-    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+    pub(crate) struct UnsafeCell<T: ?Sized>(std::cell::UnsafeCell<T>);
 
     impl<T> UnsafeCell<T> {
         pub(crate) const fn new(data: T) -> UnsafeCell<T> {
             UnsafeCell(std::cell::UnsafeCell::new(data))
         }
+        pub(crate) fn into_inner(self) -> T {
+            self.0.into_inner()
+        }
+    }
+
+    impl<T: ?Sized> UnsafeCell<T> {
         #[inline(always)]
         pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
             f(self.0.get())
@@ -49,7 +57,9 @@ mod imp {
 #[cfg(loom)]
 mod imp {
     pub(crate) mod sync {
-        pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard, WaitTimeoutResult};
+        pub(crate) use loom::sync::{
+            Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, WaitTimeoutResult,
+        };
         pub(crate) mod atomic {
             pub(crate) use loom::sync::atomic::{
                 fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
@@ -72,6 +82,22 @@ pub(crate) use imp::*;
 /// a counter whose thread-local cache survives between iterations would break that).
 pub(crate) mod unmodeled {
     pub(crate) use std::sync::atomic::AtomicU64;
+}
+
+/// Read-locks an `RwLock`, ignoring poisoning (see [`lock`]).
+pub(crate) fn read<T>(l: &sync::RwLock<T>) -> sync::RwLockReadGuard<'_, T> {
+    match l.read() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Write-locks an `RwLock`, ignoring poisoning (see [`lock`]).
+pub(crate) fn write<T>(l: &sync::RwLock<T>) -> sync::RwLockWriteGuard<'_, T> {
+    match l.write() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
 }
 
 /// Locks a mutex, ignoring poisoning: runtime code never panics while holding its own locks,

@@ -18,7 +18,7 @@ use std::time::Duration;
 use async_executor::Executor;
 use futures_lite::FutureExt;
 
-use crate::adapter::{Adapter, Channels, Closed, Panicked, RtConfig};
+use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Panicked, RtConfig};
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Executor<'static>>>> = const { RefCell::new(None) };
@@ -114,7 +114,8 @@ impl Drop for Smol {
     }
 }
 
-/// `async-channel` bounded mpsc; `bounded(1)` as the oneshot.
+/// `async-channel` bounded mpsc (`bounded(1)` as the oneshot), `async-broadcast`, and
+/// `async-lock`'s `Semaphore` and `Mutex`.
 pub enum SmolChannels {}
 
 impl Channels for SmolChannels {
@@ -141,5 +142,41 @@ impl Channels for SmolChannels {
     }
     fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send {
         async move { rx.recv().await.map_err(|_| Closed) }
+    }
+    type BroadcastSender<T: Clone + Send + Sync + 'static> = async_broadcast::Sender<T>;
+    type BroadcastReceiver<T: Clone + Send + Sync + 'static> = async_broadcast::Receiver<T>;
+    fn broadcast<T: Clone + Send + Sync + 'static>(capacity: usize) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>) {
+        async_broadcast::broadcast(capacity)
+    }
+    fn subscribe<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>) -> Self::BroadcastReceiver<T> {
+        tx.new_receiver()
+    }
+    fn broadcast_send<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+        async move { tx.broadcast(value).await.map(|_| ()).map_err(|_| Closed) }
+    }
+    fn broadcast_recv<T: Clone + Send + Sync + 'static>(rx: &mut Self::BroadcastReceiver<T>) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
+        async move {
+            rx.recv().await.map_err(|e| match e {
+                async_broadcast::RecvError::Overflowed(_) => BroadcastEnd::Lagged,
+                _ => BroadcastEnd::Closed,
+            })
+        }
+    }
+    type Semaphore = async_lock::Semaphore;
+    fn semaphore(permits: usize) -> Self::Semaphore {
+        async_lock::Semaphore::new(permits)
+    }
+    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(sem: &'a Self::Semaphore, work: F) -> impl Future<Output = F::Output> + Send + 'a {
+        async move {
+            let _permit = sem.acquire().await;
+            work.await
+        }
+    }
+    type Mutex<T: Send + 'static> = async_lock::Mutex<T>;
+    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
+        async_lock::Mutex::new(value)
+    }
+    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a Self::Mutex<T>, f: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
+        async move { f(&mut *m.lock().await) }
     }
 }

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::adapter::{Adapter, Channels, Closed, Flavor, Panicked, RtConfig};
+use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Flavor, Panicked, RtConfig};
 
 /// A built tokio runtime of either flavor.
 pub struct Tokio {
@@ -61,7 +61,7 @@ impl Adapter for Tokio {
     }
 }
 
-/// `tokio::sync::mpsc` (bounded) and `tokio::sync::oneshot`.
+/// `tokio::sync`: `mpsc` (bounded), `oneshot`, `broadcast`, `Semaphore`, `Mutex`.
 pub enum TokioChannels {}
 
 impl Channels for TokioChannels {
@@ -88,5 +88,41 @@ impl Channels for TokioChannels {
     }
     fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send {
         async move { rx.await.map_err(|_| Closed) }
+    }
+    type BroadcastSender<T: Clone + Send + Sync + 'static> = tokio::sync::broadcast::Sender<T>;
+    type BroadcastReceiver<T: Clone + Send + Sync + 'static> = tokio::sync::broadcast::Receiver<T>;
+    fn broadcast<T: Clone + Send + Sync + 'static>(capacity: usize) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>) {
+        tokio::sync::broadcast::channel(capacity)
+    }
+    fn subscribe<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>) -> Self::BroadcastReceiver<T> {
+        tx.subscribe()
+    }
+    fn broadcast_send<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+        std::future::ready(tx.send(value).map(|_| ()).map_err(|_| Closed))
+    }
+    fn broadcast_recv<T: Clone + Send + Sync + 'static>(rx: &mut Self::BroadcastReceiver<T>) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
+        async move {
+            rx.recv().await.map_err(|e| match e {
+                tokio::sync::broadcast::error::RecvError::Closed => BroadcastEnd::Closed,
+                tokio::sync::broadcast::error::RecvError::Lagged(_) => BroadcastEnd::Lagged,
+            })
+        }
+    }
+    type Semaphore = tokio::sync::Semaphore;
+    fn semaphore(permits: usize) -> Self::Semaphore {
+        tokio::sync::Semaphore::new(permits)
+    }
+    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(sem: &'a Self::Semaphore, work: F) -> impl Future<Output = F::Output> + Send + 'a {
+        async move {
+            let _permit = sem.acquire().await.expect("the lab never closes its semaphore");
+            work.await
+        }
+    }
+    type Mutex<T: Send + 'static> = tokio::sync::Mutex<T>;
+    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
+        tokio::sync::Mutex::new(value)
+    }
+    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a Self::Mutex<T>, f: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
+        async move { f(&mut *m.lock().await) }
     }
 }

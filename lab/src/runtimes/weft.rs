@@ -1,14 +1,12 @@
 //! weft adapter (`weft-mt`, `weft-ct`).
 //!
-//! weft mirrors tokio's names, so this file reads like `tokio.rs`. weft has no channels yet
-//! (`weft::sync` is a later issue): its channel kit is [`NotYet`], and the channel workloads'
-//! weft rows say "not yet". When `weft::sync` lands, write a `WeftChannels` kit here (copy the
-//! shape of `TokioChannels`) and name it in `type Channels`.
+//! weft mirrors tokio's names, so this file reads like `tokio.rs`, and its channel kit
+//! (`WeftChannels`, on `weft::sync`) is `TokioChannels` with the crate renamed.
 
 use std::future::Future;
 use std::time::Duration;
 
-use crate::adapter::{Adapter, Flavor, NotYet, Panicked, RtConfig};
+use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Flavor, Panicked, RtConfig};
 
 /// A built weft runtime of either flavor.
 pub struct Weft {
@@ -17,7 +15,7 @@ pub struct Weft {
 
 impl Adapter for Weft {
     type Handle<T: Send + 'static> = weft::task::JoinHandle<T>;
-    type Channels = NotYet;
+    type Channels = WeftChannels;
 
     fn build(config: &RtConfig) -> std::io::Result<Self> {
         let mut builder = match config.flavor {
@@ -60,5 +58,71 @@ impl Adapter for Weft {
 
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
         weft::time::sleep(duration)
+    }
+}
+
+/// `weft::sync`: `mpsc` (bounded), `oneshot`, `broadcast`, `Semaphore`, `Mutex`.
+pub enum WeftChannels {}
+
+impl Channels for WeftChannels {
+    const AVAILABLE: bool = true;
+    type Sender<T: Send + 'static> = weft::sync::mpsc::Sender<T>;
+    type Receiver<T: Send + 'static> = weft::sync::mpsc::Receiver<T>;
+    type OneshotSender<T: Send + 'static> = weft::sync::oneshot::Sender<T>;
+    type OneshotReceiver<T: Send + 'static> = weft::sync::oneshot::Receiver<T>;
+
+    fn bounded<T: Send + 'static>(capacity: usize) -> (Self::Sender<T>, Self::Receiver<T>) {
+        weft::sync::mpsc::channel(capacity)
+    }
+    fn send<T: Send + 'static>(tx: &Self::Sender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+        async move { tx.send(value).await.map_err(|_| Closed) }
+    }
+    fn recv<T: Send + 'static>(rx: &mut Self::Receiver<T>) -> impl Future<Output = Option<T>> + Send + '_ {
+        rx.recv()
+    }
+    fn oneshot<T: Send + 'static>() -> (Self::OneshotSender<T>, Self::OneshotReceiver<T>) {
+        weft::sync::oneshot::channel()
+    }
+    fn send_once<T: Send + 'static>(tx: Self::OneshotSender<T>, value: T) -> Result<(), Closed> {
+        tx.send(value).map_err(|_| Closed)
+    }
+    fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send {
+        async move { rx.await.map_err(|_| Closed) }
+    }
+    type BroadcastSender<T: Clone + Send + Sync + 'static> = weft::sync::broadcast::Sender<T>;
+    type BroadcastReceiver<T: Clone + Send + Sync + 'static> = weft::sync::broadcast::Receiver<T>;
+    fn broadcast<T: Clone + Send + Sync + 'static>(capacity: usize) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>) {
+        weft::sync::broadcast::channel(capacity)
+    }
+    fn subscribe<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>) -> Self::BroadcastReceiver<T> {
+        tx.subscribe()
+    }
+    fn broadcast_send<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+        std::future::ready(tx.send(value).map(|_| ()).map_err(|_| Closed))
+    }
+    fn broadcast_recv<T: Clone + Send + Sync + 'static>(rx: &mut Self::BroadcastReceiver<T>) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
+        async move {
+            rx.recv().await.map_err(|e| match e {
+                weft::sync::broadcast::error::RecvError::Closed => BroadcastEnd::Closed,
+                weft::sync::broadcast::error::RecvError::Lagged(_) => BroadcastEnd::Lagged,
+            })
+        }
+    }
+    type Semaphore = weft::sync::Semaphore;
+    fn semaphore(permits: usize) -> Self::Semaphore {
+        weft::sync::Semaphore::new(permits)
+    }
+    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(sem: &'a Self::Semaphore, work: F) -> impl Future<Output = F::Output> + Send + 'a {
+        async move {
+            let _permit = sem.acquire().await.expect("the lab never closes its semaphore");
+            work.await
+        }
+    }
+    type Mutex<T: Send + 'static> = weft::sync::Mutex<T>;
+    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
+        weft::sync::Mutex::new(value)
+    }
+    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a Self::Mutex<T>, f: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
+        async move { f(&mut *m.lock().await) }
     }
 }

@@ -2,7 +2,7 @@
 //! without channels reports these rows as "not yet" (the runner checks before calling).
 
 use super::{expect_eq, inside, join_sum};
-use crate::adapter::{Adapter, Channels};
+use crate::adapter::{Adapter, BroadcastEnd, Channels};
 
 /// Capacity of the bounded channel in the mpsc workloads.
 pub const MPSC_CAPACITY: usize = 1_024;
@@ -75,6 +75,59 @@ pub async fn oneshot_ping<R: Adapter>(n: u64) -> Result<(), String> {
         drop(tx);
         expect_eq("answers", join_sum::<R>(vec![responder]).await?, n)?;
         expect_eq("sum of answers", sum, n * (n + 1) / 2)
+    })
+    .await
+}
+
+/// Receivers in `broadcast_fanout`.
+pub const FANOUT_RECEIVERS: u64 = 16;
+
+/// `broadcast_fanout`: one sender broadcasts N values to 16 receiver tasks; each receiver
+/// checks it got all N, in order. The channel holds N values so that no runtime's receivers
+/// can lag (a lag would skip work, and fails validation).
+pub async fn broadcast_fanout<R: Adapter>(n: u64) -> Result<(), String> {
+    inside::<R, _>(async move {
+        let (tx, first) = Kit::<R>::broadcast::<u64>(n.max(1) as usize);
+        let mut receivers = vec![first];
+        receivers.extend((1..FANOUT_RECEIVERS).map(|_| Kit::<R>::subscribe(&tx)));
+        let handles: Vec<_> = receivers
+            .into_iter()
+            .map(|mut rx| {
+                R::spawn(async move {
+                    let (mut count, mut sum, mut next) = (0u64, 0u64, 0u64);
+                    loop {
+                        match Kit::<R>::broadcast_recv(&mut rx).await {
+                            Ok(v) => {
+                                if v != next {
+                                    return u64::MAX; // out of order: fails the count check
+                                }
+                                next += 1;
+                                count += 1;
+                                sum = sum.wrapping_add(v);
+                            }
+                            Err(BroadcastEnd::Closed) => break,
+                            Err(BroadcastEnd::Lagged) => return u64::MAX,
+                        }
+                    }
+                    if sum == n * n.saturating_sub(1) / 2 {
+                        count
+                    } else {
+                        u64::MAX
+                    }
+                })
+            })
+            .collect();
+        for i in 0..n {
+            Kit::<R>::broadcast_send(&tx, i).await.map_err(|_| "every receiver is gone".to_string())?;
+        }
+        drop(tx);
+        let mut received = 0u64;
+        for h in handles {
+            let got = R::join(h).await.map_err(|_| "a receiver panicked".to_string())?;
+            expect_eq("values one receiver got, in order, with the right sum", got, n)?;
+            received += got;
+        }
+        expect_eq("values received in all", received, n * FANOUT_RECEIVERS)
     })
     .await
 }

@@ -14,6 +14,7 @@
 
 mod channels;
 mod compute;
+mod locks;
 mod panics;
 mod spawn;
 mod timers;
@@ -47,6 +48,9 @@ pub enum Workload {
     MpscUncontended,
     MpscContended,
     OneshotPing,
+    BroadcastFanout,
+    SemaphoreContended,
+    MutexContended,
     CatchUnwindPanics,
 }
 
@@ -143,6 +147,9 @@ pub static SPECS: &[Spec] = &[
     with_channels(spec(W::MpscUncontended, "mpsc_uncontended", G::Channels, "1 producer sends N messages over a bounded(1,024) channel", &[1_000_000], &[1_000_000], 1_000, 90.0)),
     with_channels(spec(W::MpscContended, "mpsc_contended", G::Channels, "10 producers share N messages over a bounded(1,024) channel", &[1_000_000], &[1_000_000], 1_000, 170.0)),
     with_channels(spec(W::OneshotPing, "oneshot_ping", G::Channels, "N requests to a responder task, each answered on a fresh oneshot", &[10_000], &[10_000, 100_000], 100, 1_000.0)),
+    with_channels(spec(W::BroadcastFanout, "broadcast_fanout", G::Channels, "1 sender broadcasts N values to 16 receiver tasks (channel holds N: nobody lags)", &[100_000], &[100_000, 1_000_000], 1_000, 400.0)),
+    with_channels(spec(W::SemaphoreContended, "semaphore_contended", G::Channels, "16 tasks share N acquisitions of a 4-permit semaphore, yielding while holding", &[100_000], &[100_000, 1_000_000], 1_000, 500.0)),
+    with_channels(spec(W::MutexContended, "mutex_contended", G::Channels, "16 tasks share N increments of one counter behind an async mutex", &[1_000_000], &[1_000_000], 1_000, 60.0)),
     silenced(spec(W::CatchUnwindPanics, "catch_unwind_panics", G::Panics, "N panicking tasks, each joined and seen as a panic", &[10_000], &[10_000], 20, 2_700.0)),
 ];
 
@@ -195,6 +202,9 @@ pub fn run<R: Adapter>(rt: &R, workload: Workload, scale: u64) -> Outcome {
         W::MpscUncontended => timed(rt, channels::mpsc_uncontended::<R>(scale)),
         W::MpscContended => timed(rt, channels::mpsc_contended::<R>(scale)),
         W::OneshotPing => timed(rt, channels::oneshot_ping::<R>(scale)),
+        W::BroadcastFanout => timed(rt, channels::broadcast_fanout::<R>(scale)),
+        W::SemaphoreContended => timed(rt, locks::semaphore_contended::<R>(scale)),
+        W::MutexContended => timed(rt, locks::mutex_contended::<R>(scale)),
         W::CatchUnwindPanics => timed(rt, panics::catch_unwind_panics::<R>(scale)),
     }
 }

@@ -1,0 +1,239 @@
+//! The channel state shared by senders and the receiver of both `mpsc` flavors: the block
+//! queue (`list.rs`), the receiver's waker, the sender count, and the capacity policy `S`
+//! (a semaphore for `channel`, nothing for `unbounded_channel`).
+//!
+//! # Parking the receiver without a lost wake-up
+//! The receiver, finding the queue empty:
+//! 1. registers its waker in `rx_waker` (an `AtomicWaker`);
+//! 2. sets `RX_PARKED` in the queue's tail word (`fetch_or`, which also returns the tail);
+//! 3. tries to pop again, and checks whether every sender is gone;
+//! 4. if the tail it saw in step 2 is past its head, a sender has claimed the head slot but
+//!    not written it yet, and that sender will not see `RX_PARKED`: the receiver yields
+//!    (wakes itself) instead of sleeping. Otherwise it sleeps.
+//!
+//! A sender's slot-claiming CAS clears `RX_PARKED` and tells the sender whether it was set;
+//! if so, it wakes `rx_waker` after writing its value. Every claim after step 2 therefore
+//! either happens after the flag was set (and wakes) or was seen in step 4. The last sender to
+//! go wakes `rx_waker` unconditionally, and `AtomicWaker` guarantees that a wake after a
+//! registration began is not lost, so "all senders gone" is seen in step 3 or woken for.
+
+use std::task::{Context, Poll};
+
+use crossbeam_utils::CachePadded;
+
+use super::list::{self, Rx, Tx};
+use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use crate::loom::UnsafeCell;
+use crate::sync::atomic_waker::AtomicWaker;
+use crate::sync::batch_semaphore::RawSemaphore;
+use crate::sync::Notify;
+
+/// How a flavor bounds the channel.
+pub(super) trait Capacity: Send + Sync + 'static {
+    /// One message left the queue.
+    fn release_one(&self);
+    /// The receiver closed the channel.
+    fn close(&self);
+}
+
+impl Capacity for RawSemaphore {
+    fn release_one(&self) {
+        self.release(1);
+    }
+    fn close(&self) {
+        RawSemaphore::close(self);
+    }
+}
+
+/// The unbounded flavor: no capacity to give back.
+pub(super) struct Unbounded;
+
+impl Capacity for Unbounded {
+    fn release_one(&self) {}
+    fn close(&self) {}
+}
+
+pub(super) struct Chan<T, S> {
+    tx: Tx<T>,
+    rx_waker: CachePadded<AtomicWaker>,
+    /// Strong senders (`Sender`s and `OwnedPermit`s holding one). Weak senders do not count.
+    tx_count: AtomicUsize,
+    /// Set by `Receiver::close` or the receiver's drop. Never cleared.
+    rx_closed: AtomicBool,
+    /// Wakes `Sender::closed()` futures when the receiver closes.
+    closed_notify: Notify,
+    pub(super) capacity: S,
+    /// The consumer's cursor: touched only by the receiver (`&mut Receiver`) or by `Drop`.
+    rx: CachePadded<UnsafeCell<Rx<T>>>,
+}
+
+// SAFETY: values of `T` move from senders to the receiver (needs `T: Send`); the `Rx` cursor is
+// only touched by the single receiver; everything else is atomic or `Sync`.
+unsafe impl<T: Send, S: Capacity> Send for Chan<T, S> {}
+// SAFETY: as above.
+unsafe impl<T: Send, S: Capacity> Sync for Chan<T, S> {}
+
+impl<T, S: Capacity> Chan<T, S> {
+    pub(super) fn new(capacity: S) -> Chan<T, S> {
+        let (tx, rx) = list::new();
+        Chan {
+            tx,
+            rx_waker: CachePadded::new(AtomicWaker::new()),
+            tx_count: AtomicUsize::new(1),
+            rx_closed: AtomicBool::new(false),
+            closed_notify: Notify::new(),
+            capacity,
+            rx: CachePadded::new(UnsafeCell::new(rx)),
+        }
+    }
+
+    /// Pushes a message (capacity, if any, was already reserved) and wakes a parked receiver.
+    pub(super) fn push(&self, value: T) {
+        if self.tx.push(value) {
+            self.rx_waker.wake();
+        }
+    }
+
+    pub(super) fn is_rx_closed(&self) -> bool {
+        self.rx_closed.load(Acquire)
+    }
+
+    /// A strong sender was created (clone, upgrade).
+    pub(super) fn add_sender(&self) {
+        let old = self.tx_count.fetch_add(1, Relaxed);
+        assert!(old < isize::MAX as usize, "too many senders");
+    }
+
+    /// Upgrades a weak sender: succeeds only while some strong sender still exists.
+    pub(super) fn try_add_sender(&self) -> bool {
+        let mut cur = self.tx_count.load(Relaxed);
+        loop {
+            if cur == 0 {
+                return false;
+            }
+            match self.tx_count.compare_exchange_weak(cur, cur + 1, AcqRel, Relaxed) {
+                Ok(_) => return true,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// A strong sender went away; the last one wakes the receiver so it can see the end.
+    pub(super) fn drop_sender(&self) {
+        // AcqRel: Release publishes this sender's pushes to the receiver's Acquire load of
+        // `tx_count` (the RMW chain carries every earlier sender's pushes too).
+        if self.tx_count.fetch_sub(1, AcqRel) == 1 {
+            self.rx_waker.wake();
+        }
+    }
+
+    pub(super) fn strong_count(&self) -> usize {
+        self.tx_count.load(Relaxed)
+    }
+
+    /// Closes the receiving side: sends fail from now on, `closed()` futures complete.
+    pub(super) fn close_rx(&self) {
+        if !self.rx_closed.swap(true, AcqRel) {
+            self.capacity.close();
+            self.closed_notify.notify_waiters();
+        }
+    }
+
+    /// Resolves once the receiver has closed or been dropped.
+    pub(super) async fn closed(&self) {
+        loop {
+            let notified = self.closed_notify.notified();
+            if self.is_rx_closed() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// # Safety
+    /// Only the receiver calls the `rx_*` methods (they use the consumer cursor).
+    pub(super) unsafe fn rx_try_pop(&self) -> Option<T> {
+        // SAFETY: only the receiver reaches the cursor (caller).
+        let value = unsafe { self.rx.with_mut(|rx| self.tx.pop(&mut *rx)) };
+        if value.is_some() {
+            self.capacity.release_one();
+        }
+        value
+    }
+
+    /// All senders are gone, or the receiver closed: no more messages will be waited for.
+    pub(super) fn rx_done(&self) -> bool {
+        // Acquire pairs with `drop_sender`'s Release: the senders' pushes are visible.
+        self.rx_closed.load(Relaxed) || self.tx_count.load(Acquire) == 0
+    }
+
+    /// # Safety
+    /// Receiver only.
+    pub(super) unsafe fn rx_poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
+        // SAFETY: receiver only (caller); the same holds for every `rx_try_pop` below.
+        if let Some(v) = unsafe { self.rx_try_pop() } {
+            coop.made_progress();
+            return Poll::Ready(Some(v));
+        }
+        if self.rx_done() {
+            coop.made_progress();
+            // A push may have landed between the pop above and the check.
+            // SAFETY: receiver only (caller).
+            return Poll::Ready(unsafe { self.rx_try_pop() });
+        }
+        self.rx_waker.register(cx.waker());
+        let tail = self.tx.park_rx();
+        // SAFETY: receiver only (caller).
+        if let Some(v) = unsafe { self.rx_try_pop() } {
+            coop.made_progress();
+            return Poll::Ready(Some(v));
+        }
+        if self.rx_done() {
+            coop.made_progress();
+            // SAFETY: receiver only (caller).
+            return Poll::Ready(unsafe { self.rx_try_pop() });
+        }
+        // SAFETY: receiver only (caller), so nobody writes the cursor meanwhile.
+        if self.rx.with(|rx| Tx::claimed_beyond(unsafe { &*rx }, tail)) {
+            // A sender is between claiming the head slot and writing it; it will not wake us.
+            // Yield (a spin hint here, a scheduling point under loom) and poll again.
+            crate::loom::spin_loop();
+            cx.waker().wake_by_ref();
+        }
+        Poll::Pending
+    }
+
+    /// Messages in the queue.
+    pub(super) fn rx_len(&self) -> usize {
+        // SAFETY: the cursor is only read here; writes need `&mut Receiver`, which excludes
+        // this `&Receiver` call.
+        self.rx.with(|rx| self.tx.len(unsafe { &*rx }))
+    }
+
+    pub(super) fn rx_is_empty(&self) -> bool {
+        // SAFETY: as in `rx_len`.
+        !self.rx.with(|rx| unsafe { self.tx.head_ready(&*rx) })
+    }
+
+    /// The receiver is going away: close, and drop what is queued now (later pushes, which
+    /// can race with this, are dropped with the channel).
+    ///
+    /// # Safety
+    /// Receiver only, as its last act.
+    pub(super) unsafe fn rx_drop(&self) {
+        self.close_rx();
+        // SAFETY: receiver only (caller).
+        while let Some(v) = unsafe { self.rx_try_pop() } {
+            drop(v);
+        }
+    }
+}
+
+impl<T, S> Drop for Chan<T, S> {
+    fn drop(&mut self) {
+        let tx = &self.tx;
+        // SAFETY: the last `Arc` is going: no sender or receiver remains.
+        self.rx.with_mut(|rx| unsafe { tx.drop_all(&mut *rx) });
+    }
+}

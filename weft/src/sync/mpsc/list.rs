@@ -1,0 +1,266 @@
+//! The lock-free multi-producer, single-consumer queue under both `mpsc` flavors: a linked
+//! list of fixed-size blocks (the block scheme of Vyukov's and crossbeam's unbounded queues,
+//! reduced to one consumer).
+//!
+//! ```text
+//!  tail.index = position << 1 | RX_PARKED            one position per slot, plus one marker
+//!  block:  [ slot 0 | slot 1 | ... | slot BLOCK_CAP-1 ] --next--> [ ... ]     position per lap
+//! ```
+//! * A position `p` names slot `p % LAP` of the block it falls in; offset `BLOCK_CAP` (the last
+//!   position of each lap) names no slot: it is the marker "the next block is being installed".
+//! * **Send**: CAS `tail.index` from `p` to `p + 1`, which claims slot `p` (clearing
+//!   `RX_PARKED`). The sender that claims a block's last slot first installs the next block
+//!   (`tail.block`, then skip the marker, then the old block's `next`). The sender then writes
+//!   the value and sets the slot's `ready` flag (Release). No lock, no allocation: blocks are
+//!   recycled through `spare`.
+//! * **Receive** (one thread): if the head slot is `ready` (Acquire), move the value out and
+//!   advance; after a block's last slot, follow `next` and recycle the old block.
+//! * **Freeing a block is safe** without hazard pointers because a sender dereferences a block
+//!   only after winning a slot in it, and its last access is the `ready` store; a block whose
+//!   every slot the receiver has seen `ready` has no sender left in it.
+//! * `RX_PARKED` lives in the tail word so that a sender learns whether the receiver sleeps
+//!   from the CAS it does anyway: the common case (receiver busy) costs senders no extra atomic
+//!   operation. See `chan.rs` for the parking protocol.
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use crossbeam_utils::{Backoff, CachePadded};
+
+use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering::*};
+use crate::loom::UnsafeCell;
+
+/// Positions per block (one of them the marker). Small under loom, so models cross blocks.
+#[cfg(not(loom))]
+const LAP: usize = 32;
+#[cfg(loom)]
+const LAP: usize = 3;
+const BLOCK_CAP: usize = LAP - 1;
+const SHIFT: usize = 1;
+/// Set by the receiver in `tail.index` before it sleeps; cleared by the next claiming sender,
+/// which then wakes it.
+const RX_PARKED: usize = 1;
+
+struct Slot<T> {
+    value: UnsafeCell<MaybeUninit<T>>,
+    ready: AtomicBool,
+}
+
+struct Block<T> {
+    next: AtomicPtr<Block<T>>,
+    slots: [Slot<T>; BLOCK_CAP],
+}
+
+impl<T> Block<T> {
+    fn alloc() -> *mut Block<T> {
+        Box::into_raw(Box::new(Block {
+            next: AtomicPtr::new(ptr::null_mut()),
+            slots: std::array::from_fn(|_| Slot { value: UnsafeCell::new(MaybeUninit::uninit()), ready: AtomicBool::new(false) }),
+        }))
+    }
+}
+
+/// The producers' end (shared by every sender).
+pub(super) struct Tx<T> {
+    tail: CachePadded<Tail<T>>,
+    /// One recycled block, handed from the receiver to the next sender that needs a block.
+    spare: CachePadded<AtomicPtr<Block<T>>>,
+}
+
+struct Tail<T> {
+    index: AtomicUsize,
+    block: AtomicPtr<Block<T>>,
+}
+
+/// The consumer's end, owned by the receiver (kept in an `UnsafeCell` by `Chan`).
+pub(super) struct Rx<T> {
+    /// Next position to read (no shift, no flag).
+    index: usize,
+    block: *mut Block<T>,
+}
+
+// SAFETY: `Rx` is only a cursor into blocks owned by the channel; it is moved with the channel.
+unsafe impl<T: Send> Send for Rx<T> {}
+
+/// Messages claimed before position `p` (markers excluded).
+fn messages_before(p: usize) -> usize {
+    p - p / LAP
+}
+
+fn snooze(backoff: &Backoff) {
+    #[cfg(loom)]
+    {
+        let _ = backoff;
+        crate::loom::thread::yield_now();
+    }
+    #[cfg(not(loom))]
+    backoff.snooze();
+}
+
+/// Creates an empty queue: the two ends share the first block.
+pub(super) fn new<T>() -> (Tx<T>, Rx<T>) {
+    let first = Block::<T>::alloc();
+    let tx = Tx {
+        tail: CachePadded::new(Tail { index: AtomicUsize::new(0), block: AtomicPtr::new(first) }),
+        spare: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
+    };
+    (tx, Rx { index: 0, block: first })
+}
+
+impl<T> Tx<T> {
+    /// Appends `value`. Returns true if the receiver had parked (the caller must wake it).
+    pub(super) fn push(&self, value: T) -> bool {
+        let backoff = Backoff::new();
+        let mut next_block: *mut Block<T> = ptr::null_mut();
+        loop {
+            // Acquire pairs with the Release of the marker skip below: seeing a position in a
+            // new block implies seeing that block in `tail.block`.
+            let tail = self.tail.index.load(Acquire);
+            let offset = (tail >> SHIFT) % LAP;
+            if offset == BLOCK_CAP {
+                snooze(&backoff); // another sender is installing the next block
+                continue;
+            }
+            if offset + 1 == BLOCK_CAP && next_block.is_null() {
+                next_block = self.new_block();
+            }
+            let block = self.tail.block.load(Acquire);
+            let new_tail = (tail & !RX_PARKED) + (1 << SHIFT);
+            // AcqRel: Acquire pairs with the receiver's fetch_or of RX_PARKED (its waker
+            // registration happens before it); Release orders nothing we rely on.
+            match self.tail.index.compare_exchange_weak(tail, new_tail, AcqRel, Relaxed) {
+                Ok(_) => {
+                    // SAFETY: winning the CAS for position `tail` makes `block` (loaded after the
+                    // index, see above) the block holding our slot, and no sender or receiver
+                    // frees it before our `ready` store (module comment).
+                    let block = unsafe { &*block };
+                    if offset + 1 == BLOCK_CAP {
+                        let next = std::mem::replace(&mut next_block, ptr::null_mut());
+                        self.tail.block.store(next, Release);
+                        // Skip the marker position; Release publishes `tail.block`.
+                        self.tail.index.fetch_add(1 << SHIFT, Release);
+                        // Release: the receiver follows `next` after our `ready` store anyway.
+                        block.next.store(next, Release);
+                    }
+                    let slot = &block.slots[offset];
+                    // SAFETY: the CAS gave this thread slot `offset`; nobody reads it before
+                    // `ready` is set.
+                    unsafe { slot.value.with_mut(|p| (*p).write(value)) };
+                    // Release pairs with the receiver's Acquire load of `ready`.
+                    slot.ready.store(true, Release);
+                    if !next_block.is_null() {
+                        self.recycle(next_block);
+                    }
+                    return tail & RX_PARKED == RX_PARKED;
+                }
+                Err(_) => backoff.spin(),
+            }
+        }
+    }
+
+    /// Marks the receiver parked; returns the tail position it was parked at.
+    pub(super) fn park_rx(&self) -> usize {
+        // AcqRel: Release publishes the receiver's waker registration to the sender whose CAS
+        // clears the flag; Acquire makes the returned position current.
+        self.tail.index.fetch_or(RX_PARKED, AcqRel) >> SHIFT
+    }
+
+    /// The current tail position (messages claimed so far, markers included).
+    fn tail_position(&self) -> usize {
+        self.tail.index.load(Acquire) >> SHIFT
+    }
+
+    fn new_block(&self) -> *mut Block<T> {
+        // Acquire pairs with the Release in `recycle`: the block's reset is visible.
+        let spare = self.spare.swap(ptr::null_mut(), Acquire);
+        if spare.is_null() {
+            Block::alloc()
+        } else {
+            spare
+        }
+    }
+
+    /// Keeps `block` (which no other thread can reach) as the spare, freeing the old spare.
+    fn recycle(&self, block: *mut Block<T>) {
+        // SAFETY: the caller owns `block` exclusively.
+        let b = unsafe { &*block };
+        b.next.store(ptr::null_mut(), Relaxed);
+        for slot in &b.slots {
+            slot.ready.store(false, Relaxed);
+        }
+        let old = self.spare.swap(block, AcqRel);
+        if !old.is_null() {
+            // SAFETY: the spare was owned by the `spare` slot alone; the swap moved it to us.
+            drop(unsafe { Box::from_raw(old) });
+        }
+    }
+
+    /// Takes the value at the head, if it has been written.
+    ///
+    /// # Safety
+    /// Only the single consumer calls this, with the `Rx` created with this `Tx`.
+    pub(super) unsafe fn pop(&self, rx: &mut Rx<T>) -> Option<T> {
+        let offset = rx.index % LAP;
+        // SAFETY: `rx.block` is the head block, which only the consumer frees.
+        let block = unsafe { &*rx.block };
+        let slot = &block.slots[offset];
+        // Acquire pairs with the sender's Release store of `ready`.
+        if !slot.ready.load(Acquire) {
+            return None;
+        }
+        // SAFETY: `ready` means the value was written and not read yet (only we read).
+        let value = unsafe { slot.value.with(|p| (*p).assume_init_read()) };
+        if offset + 1 == BLOCK_CAP {
+            // The last slot's writer stored `next` before its `ready`, so it is set.
+            let next = block.next.load(Acquire);
+            debug_assert!(!next.is_null());
+            let old = std::mem::replace(&mut rx.block, next);
+            rx.index += 2; // this slot and the marker
+            self.recycle(old);
+        } else {
+            rx.index += 1;
+        }
+        Some(value)
+    }
+
+    /// Whether a sender has claimed the head slot (the tail was past `rx` at `tail_position`)
+    /// but its value is not readable yet.
+    pub(super) fn claimed_beyond(rx: &Rx<T>, tail_position: usize) -> bool {
+        messages_before(tail_position) > messages_before(rx.index)
+    }
+
+    /// Messages claimed and not yet received (approximate while senders are mid-push).
+    pub(super) fn len(&self, rx: &Rx<T>) -> usize {
+        messages_before(self.tail_position()).saturating_sub(messages_before(rx.index))
+    }
+
+    /// Whether the head slot holds a readable value.
+    ///
+    /// # Safety
+    /// As `pop`: the consumer's own `Rx`, not concurrently popped.
+    pub(super) unsafe fn head_ready(&self, rx: &Rx<T>) -> bool {
+        // SAFETY: the head block is alive while the consumer holds it.
+        unsafe { (*rx.block).slots[rx.index % LAP].ready.load(Acquire) }
+    }
+
+    /// Drops every value still queued and frees every block.
+    ///
+    /// # Safety
+    /// No sender or receiver can touch the queue any more (the channel is being dropped).
+    pub(super) unsafe fn drop_all(&self, rx: &mut Rx<T>) {
+        // SAFETY: exclusive access (caller); `pop` frees or recycles consumed blocks.
+        while unsafe { self.pop(rx) }.is_some() {}
+        let mut block = rx.block;
+        while !block.is_null() {
+            // SAFETY: blocks from the head on are owned by the queue alone now.
+            let b = unsafe { Box::from_raw(block) };
+            block = b.next.load(Relaxed);
+        }
+        rx.block = ptr::null_mut();
+        let spare = self.spare.swap(ptr::null_mut(), Relaxed);
+        if !spare.is_null() {
+            // SAFETY: as above.
+            drop(unsafe { Box::from_raw(spare) });
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The unbounded flavor: the same block queue without a capacity semaphore.
+//!
+//! **Memory risk**: nothing slows a producer down, so a consumer that falls behind lets the
+//! queue grow until the process runs out of memory. Prefer [`channel`](super::channel) unless
+//! the producer is itself bounded (for example, one message per event it receives).
+
+use std::fmt;
+use std::task::{Context, Poll};
+
+use super::chan::{Chan, Unbounded};
+use super::error::{SendError, TryRecvError};
+use super::rx::RxCore;
+use crate::loom::sync::Arc;
+
+type UChan<T> = Chan<T, Unbounded>;
+
+/// Creates an unbounded channel. See the module's memory warning: prefer
+/// [`channel`](super::channel).
+pub fn unbounded_channel<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
+    let chan = Arc::new(Chan::new(Unbounded));
+    (UnboundedSender { chan: chan.clone() }, UnboundedReceiver { core: RxCore { chan } })
+}
+
+/// The sending half of an unbounded channel; `send` never waits.
+pub struct UnboundedSender<T> {
+    chan: Arc<UChan<T>>,
+}
+
+/// A sender that does not keep the channel open.
+pub struct WeakUnboundedSender<T> {
+    chan: Arc<UChan<T>>,
+}
+
+/// The receiving half of an unbounded channel.
+pub struct UnboundedReceiver<T> {
+    core: RxCore<T, Unbounded>,
+}
+
+impl<T> UnboundedSender<T> {
+    /// Sends without waiting; fails (returning the value) once the receiver is gone or closed.
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        if self.chan.is_rx_closed() {
+            return Err(SendError(value));
+        }
+        // If the receiver closes between the check and the push, the value is dropped with
+        // the channel: still exactly once.
+        self.chan.push(value);
+        Ok(())
+    }
+
+    pub async fn closed(&self) {
+        self.chan.closed().await
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_rx_closed()
+    }
+
+    pub fn downgrade(&self) -> WeakUnboundedSender<T> {
+        WeakUnboundedSender { chan: self.chan.clone() }
+    }
+
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.chan, &other.chan)
+    }
+
+    pub fn strong_count(&self) -> usize {
+        self.chan.strong_count()
+    }
+}
+
+impl<T> Clone for UnboundedSender<T> {
+    fn clone(&self) -> Self {
+        self.chan.add_sender();
+        UnboundedSender { chan: self.chan.clone() }
+    }
+}
+
+impl<T> Drop for UnboundedSender<T> {
+    fn drop(&mut self) {
+        self.chan.drop_sender();
+    }
+}
+
+impl<T> fmt::Debug for UnboundedSender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnboundedSender").finish_non_exhaustive()
+    }
+}
+
+impl<T> WeakUnboundedSender<T> {
+    pub fn upgrade(&self) -> Option<UnboundedSender<T>> {
+        self.chan.try_add_sender().then(|| UnboundedSender { chan: self.chan.clone() })
+    }
+}
+
+impl<T> Clone for WeakUnboundedSender<T> {
+    fn clone(&self) -> Self {
+        WeakUnboundedSender { chan: self.chan.clone() }
+    }
+}
+
+impl<T> fmt::Debug for WeakUnboundedSender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakUnboundedSender").finish_non_exhaustive()
+    }
+}
+
+impl<T> UnboundedReceiver<T> {
+    /// The next message; `None` once every sender is gone (or the channel is closed) and the
+    /// queue is drained. Cancel-safe.
+    pub async fn recv(&mut self) -> Option<T> {
+        self.core.recv().await
+    }
+
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        self.core.poll_recv(cx)
+    }
+
+    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+        self.core.try_recv()
+    }
+
+    pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+        self.core.recv_many(buffer, limit).await
+    }
+
+    pub fn poll_recv_many(&mut self, cx: &mut Context<'_>, buffer: &mut Vec<T>, limit: usize) -> Poll<usize> {
+        self.core.poll_recv_many(cx, buffer, limit)
+    }
+
+    #[track_caller]
+    pub fn blocking_recv(&mut self) -> Option<T> {
+        self.core.blocking_recv()
+    }
+
+    pub fn close(&mut self) {
+        self.core.close();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.core.is_closed()
+    }
+
+    pub fn len(&self) -> usize {
+        self.core.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.core.is_empty()
+    }
+}
+
+impl<T> fmt::Debug for UnboundedReceiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnboundedReceiver").field("len", &self.len()).finish()
+    }
+}
