@@ -151,6 +151,12 @@ impl Drop for RuntimeGuard {
     }
 }
 
+/// True inside `block_on` or on a worker thread (where blocking the thread would stall the
+/// runtime); the `blocking_*` methods of `weft::sync` panic there.
+pub(crate) fn is_entered() -> bool {
+    CONTEXT.try_with(|c| c.entered.get()).unwrap_or(false)
+}
+
 /// Set while a task is being polled: its id, and a fresh coop budget.
 pub(crate) struct TaskGuard {
     prev_id: Option<Id>,
