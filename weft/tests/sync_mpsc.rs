@@ -299,3 +299,27 @@ fn stress_bounded_many_producers() {
 fn stress_unbounded_producer_threads() {
     stress(false);
 }
+
+#[test]
+fn send_loop_on_a_never_full_channel_still_yields() {
+    // The send fast path takes coop budget too: a neighbour must get to run mid-loop.
+    let rt = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let saw = rt.block_on(async {
+        let (tx, mut rx) = weft::sync::mpsc::channel::<u32>(100_000);
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let f2 = flag.clone();
+        weft::spawn(async move { f2.store(true, std::sync::atomic::Ordering::SeqCst) });
+        let mut saw_neighbour = false;
+        for i in 0..10_000 {
+            tx.send(i).await.unwrap();
+            if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                saw_neighbour = i < 9_999;
+                break;
+            }
+        }
+        drop(tx);
+        while rx.recv().await.is_some() {}
+        saw_neighbour
+    });
+    assert!(saw, "a send loop never yielded (coop budget not consumed on the fast path)");
+}

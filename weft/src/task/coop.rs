@@ -69,6 +69,34 @@ pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     }
 }
 
+/// Takes one unit of budget without a `Context`: true if taken (or unconstrained), false if
+/// the budget is exhausted. For fast paths that fall back to a coop-aware future (which then
+/// yields) when this says no; such a fast path that ends up doing no work should call
+/// `give_back_unit`.
+#[inline]
+pub(crate) fn try_take_unit() -> bool {
+    CURRENT
+        .try_with(|c| match c.get() {
+            None => true,
+            Some(0) => false,
+            Some(n) => {
+                c.set(Some(n - 1));
+                true
+            }
+        })
+        .unwrap_or(true)
+}
+
+/// Returns a unit taken by `try_take_unit` that bought no progress.
+#[inline]
+pub(crate) fn give_back_unit() {
+    let _ = CURRENT.try_with(|c| {
+        if let Some(n) = c.get() {
+            c.set(Some(n.saturating_add(1).min(BUDGET)));
+        }
+    });
+}
+
 /// True when the current task still has budget (or is unconstrained).
 pub(crate) fn has_budget_remaining() -> bool {
     CURRENT.try_with(|c| c.get() != Some(0)).unwrap_or(true)

@@ -81,6 +81,20 @@ impl<T> Sender<T> {
     /// gone. Cancel-safe in the sense that matters: dropping the future loses no capacity and
     /// enqueues nothing (the value is dropped with the future).
     pub async fn send(&self, value: T) -> Result<(), SendError<T>> {
+        // Fast path: budget left and a permit free — no waiter node is built. (Measured on
+        // weft-ct `mpsc_uncontended`, where building and dropping the `Acquire` future per
+        // message was a visible share of the profile.) Otherwise the coop-aware `Acquire`
+        // future waits, or yields when the budget is spent.
+        if crate::task::coop::try_take_unit() {
+            match self.chan.capacity.try_acquire(1) {
+                Ok(()) => {
+                    self.chan.push(value);
+                    return Ok(());
+                }
+                Err(TryAcquireError::Closed) => return Err(SendError(value)),
+                Err(TryAcquireError::NoPermits) => crate::task::coop::give_back_unit(),
+            }
+        }
         match self.chan.capacity.acquire(1).await {
             Ok(()) => {
                 self.chan.push(value);
