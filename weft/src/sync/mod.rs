@@ -79,6 +79,8 @@ pub mod watch;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+#[cfg(all(test, loom))]
+mod loom_channels;
 
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
