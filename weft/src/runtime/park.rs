@@ -72,48 +72,14 @@ impl ParkInner {
         if timeout == Some(Duration::ZERO) {
             return;
         }
-        let mut guard = lock(&self.mutex);
-        match self.state.compare_exchange(EMPTY, PARKED_CONDVAR, Acquire, Acquire) {
-            Ok(_) => {}
-            Err(NOTIFIED) => {
-                self.state.swap(EMPTY, Acquire);
-                return;
-            }
-            Err(actual) => panic!("inconsistent park state {actual}; only one thread may park"),
-        }
-        match timeout {
-            None => loop {
-                guard = match self.condvar.wait(guard) {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                };
-                if self.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
-                    return;
-                }
-                // Spurious wake-up: sleep again.
-            },
-            Some(dur) => {
-                let (_g, _timed_out) = match self.condvar.wait_timeout(guard, dur) {
-                    Ok(r) => r,
-                    Err(p) => p.into_inner(),
-                };
-                // Timed out, notified or spurious: either way we are no longer parked. The
-                // swap also consumes a notification that raced with the timeout.
-                self.state.swap(EMPTY, Acquire);
-            }
-        }
+        park_on_condvar(&self.state, &self.mutex, &self.condvar, timeout);
     }
 
     pub(crate) fn unpark(&self) {
         // Release: pairs with the Acquire in `park`.
         match self.state.swap(NOTIFIED, Release) {
             EMPTY | NOTIFIED => {}
-            PARKED_CONDVAR => {
-                // Taking the mutex orders this signal after the parker's wait began: the
-                // parker holds the mutex from its CAS to PARKED until it is inside `wait`.
-                drop(lock(&self.mutex));
-                self.condvar.notify_one();
-            }
+            PARKED_CONDVAR => signal_condvar(&self.mutex, &self.condvar),
             actual => panic!("inconsistent park state {actual}"),
         }
     }
@@ -217,31 +183,49 @@ impl WorkerParkInner {
     }
 
     fn park_condvar(&self, timeout: Option<Duration>) {
-        let mut guard = lock(&self.mutex);
-        match self.state.compare_exchange(EMPTY, PARKED_CONDVAR, Acquire, Acquire) {
-            Ok(_) => {}
-            Err(NOTIFIED) => {
-                self.state.swap(EMPTY, Acquire);
+        park_on_condvar(&self.state, &self.mutex, &self.condvar, timeout);
+    }
+}
+
+/// The condvar half shared by both parkers: moves `state` from `EMPTY` to `PARKED_CONDVAR`
+/// under `mutex` (returning at once, and consuming it, if a notification is pending) and
+/// sleeps until `NOTIFIED` or the timeout. The mutex is held from the CAS until `wait`
+/// releases it, so an unparker that takes it before signalling cannot signal too early.
+fn park_on_condvar(state: &AtomicUsize, mutex: &Mutex<()>, condvar: &Condvar, timeout: Option<Duration>) {
+    let mut guard = lock(mutex);
+    match state.compare_exchange(EMPTY, PARKED_CONDVAR, Acquire, Acquire) {
+        Ok(_) => {}
+        Err(NOTIFIED) => {
+            state.swap(EMPTY, Acquire);
+            return;
+        }
+        Err(actual) => panic!("inconsistent park state {actual}; only one thread may park"),
+    }
+    match timeout {
+        None => loop {
+            guard = match condvar.wait(guard) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            if state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
                 return;
             }
-            Err(actual) => panic!("inconsistent worker park state {actual}"),
-        }
-        match timeout {
-            None => loop {
-                guard = match self.condvar.wait(guard) {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                };
-                if self.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
-                    return;
-                }
-            },
-            Some(dur) => {
-                let _ = self.condvar.wait_timeout(guard, dur);
-                self.state.swap(EMPTY, Acquire);
-            }
+            // Spurious wake-up: sleep again.
+        },
+        Some(dur) => {
+            let _ = condvar.wait_timeout(guard, dur);
+            // Timed out, notified or spurious: either way we are no longer parked. The swap
+            // also consumes a notification that raced with the timeout.
+            state.swap(EMPTY, Acquire);
         }
     }
+}
+
+/// Signals a thread parked on `condvar` (the state already says `NOTIFIED`).
+fn signal_condvar(mutex: &Mutex<()>, condvar: &Condvar) {
+    // Taking the mutex orders this signal after the parker's wait began (see above).
+    drop(lock(mutex));
+    condvar.notify_one();
 }
 
 impl Unparker {
@@ -249,10 +233,7 @@ impl Unparker {
         let inner = &self.inner;
         match inner.state.swap(NOTIFIED, Release) {
             EMPTY | NOTIFIED => {}
-            PARKED_CONDVAR => {
-                drop(lock(&inner.mutex));
-                inner.condvar.notify_one();
-            }
+            PARKED_CONDVAR => signal_condvar(&inner.mutex, &inner.condvar),
             PARKED_DRIVER => handle.unpark(),
             actual => panic!("inconsistent worker park state {actual}"),
         }
