@@ -23,7 +23,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod io;
 pub(crate) mod loom;
+pub mod net;
 pub mod runtime;
 pub mod task;
 pub mod time;

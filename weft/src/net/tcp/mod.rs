@@ -1,0 +1,9 @@
+//! TCP: `TcpListener`, `TcpStream` and its split halves.
+
+mod listener;
+pub mod split;
+mod stream;
+
+pub use listener::TcpListener;
+pub use stream::TcpStream;
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
