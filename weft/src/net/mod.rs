@@ -1,4 +1,4 @@
-//! TCP (and, later in this module, UDP and Unix) sockets on weft's I/O driver, with tokio's
+//! TCP, UDP and Unix-domain sockets on weft's I/O driver, with tokio's
 //! names and methods.
 //!
 //! Every socket is a `PollEvented<mio::net::…>` (see `runtime/io/registration.rs`): it is
@@ -12,6 +12,10 @@
 
 mod addr;
 pub mod tcp;
+mod udp;
+pub mod unix;
 
 pub use addr::{lookup_host, ToSocketAddrs};
-pub use tcp::{TcpListener, TcpStream};
+pub use tcp::{TcpListener, TcpSocket, TcpStream};
+pub use udp::UdpSocket;
+pub use unix::{UnixDatagram, UnixListener, UnixStream};
