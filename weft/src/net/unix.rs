@@ -95,10 +95,10 @@ impl UnixStream {
         self.ready(Interest::WRITABLE).await.map(drop)
     }
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::READABLE, || (&*self.io.get_ref()).read(buf))
+        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read(buf))
     }
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::WRITABLE, || (&*self.io.get_ref()).write(buf))
+        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write(buf))
     }
     /// Shuts down one or both directions.
     pub fn shutdown_std(&self, how: Shutdown) -> io::Result<()> {

@@ -118,23 +118,23 @@ impl TcpStream {
     /// Reads what is available now; `WouldBlock` if nothing is.
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         use std::io::Read;
-        self.io.registration().try_io(Interest::READABLE, || (&*self.io.get_ref()).read(buf))
+        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read(buf))
     }
 
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
         use std::io::Read;
-        self.io.registration().try_io(Interest::READABLE, || (&*self.io.get_ref()).read_vectored(bufs))
+        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read_vectored(bufs))
     }
 
     /// Writes what fits now; `WouldBlock` if nothing does.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         use std::io::Write;
-        self.io.registration().try_io(Interest::WRITABLE, || (&*self.io.get_ref()).write(buf))
+        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write(buf))
     }
 
     pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         use std::io::Write;
-        self.io.registration().try_io(Interest::WRITABLE, || (&*self.io.get_ref()).write_vectored(bufs))
+        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write_vectored(bufs))
     }
 
     /// Runs `f` (a non-blocking operation on the socket) if `interest` is ready; clears the
