@@ -15,6 +15,9 @@
 //!   has none yet names [`NotYet`], and the runner reports its rows as "not yet" instead of
 //!   running them on borrowed channels.
 //!
+//! - **net kit** ([`Net`]): each runtime's *own* TCP listener and stream, bound to 127.0.0.1
+//!   only, for the network workloads (`tcp_echo`).
+//!
 //! Architecture Invariant: an adapter never keeps threads alive after it is dropped; the
 //! runner relies on that for "only one runtime alive at a time".
 
@@ -58,6 +61,8 @@ pub trait Adapter: Sized + 'static {
     type Handle<T: Send + 'static>: Send + 'static;
     /// The runtime's own channels, or [`NotYet`].
     type Channels: Channels;
+    /// The runtime's own TCP sockets.
+    type Net: Net;
 
     /// Builds the runtime with `config` (threads started, ready to run).
     fn build(config: &RtConfig) -> std::io::Result<Self>;
@@ -101,6 +106,20 @@ pub trait Channels: 'static {
     fn oneshot<T: Send + 'static>() -> (Self::OneshotSender<T>, Self::OneshotReceiver<T>);
     fn send_once<T: Send + 'static>(tx: Self::OneshotSender<T>, value: T) -> Result<(), Closed>;
     fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send;
+}
+
+/// A runtime's own TCP sockets (loopback only: workloads never listen beyond 127.0.0.1).
+/// `TCP_NODELAY` is set on every stream, as latency-sensitive servers do.
+pub trait Net: 'static {
+    type Listener: Send + Sync + 'static;
+    type Stream: Send + 'static;
+
+    /// Listens on 127.0.0.1 on an ephemeral port.
+    fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send;
+    fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_;
+    fn connect(addr: std::net::SocketAddr) -> impl Future<Output = std::io::Result<Self::Stream>> + Send;
+    fn read_exact<'a>(stream: &'a mut Self::Stream, buf: &'a mut [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a;
+    fn write_all<'a>(stream: &'a mut Self::Stream, buf: &'a [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a;
 }
 
 /// The channel kit of a runtime that has no channels yet. It cannot be constructed: the runner

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::adapter::{Adapter, Channels, Closed, Flavor, Panicked, RtConfig};
+use crate::adapter::{Adapter, Channels, Closed, Flavor, Net, Panicked, RtConfig};
 
 /// A built tokio runtime of either flavor.
 pub struct Tokio {
@@ -16,6 +16,7 @@ pub struct Tokio {
 impl Adapter for Tokio {
     type Handle<T: Send + 'static> = tokio::task::JoinHandle<T>;
     type Channels = TokioChannels;
+    type Net = TokioNet;
 
     fn build(config: &RtConfig) -> std::io::Result<Self> {
         let mut builder = match config.flavor {
@@ -88,5 +89,43 @@ impl Channels for TokioChannels {
     }
     fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send {
         async move { rx.await.map_err(|_| Closed) }
+    }
+}
+
+/// `tokio::net` TCP.
+pub enum TokioNet {}
+
+impl Net for TokioNet {
+    type Listener = tokio::net::TcpListener;
+    type Stream = tokio::net::TcpStream;
+
+    fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
+        async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            let addr = l.local_addr()?;
+            Ok((l, addr))
+        }
+    }
+    fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_ {
+        async move {
+            let (s, _) = listener.accept().await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn connect(addr: std::net::SocketAddr) -> impl Future<Output = std::io::Result<Self::Stream>> + Send {
+        async move {
+            let s = tokio::net::TcpStream::connect(addr).await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn read_exact<'a>(stream: &'a mut Self::Stream, buf: &'a mut [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        use tokio::io::AsyncReadExt;
+        async move { stream.read_exact(buf).await.map(drop) }
+    }
+    fn write_all<'a>(stream: &'a mut Self::Stream, buf: &'a [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        use tokio::io::AsyncWriteExt;
+        stream.write_all(buf)
     }
 }

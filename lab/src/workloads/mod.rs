@@ -14,6 +14,7 @@
 
 mod channels;
 mod compute;
+mod net;
 mod panics;
 mod spawn;
 mod timers;
@@ -48,6 +49,7 @@ pub enum Workload {
     MpscContended,
     OneshotPing,
     CatchUnwindPanics,
+    TcpEcho,
 }
 
 /// Report groups (one table and one pair of charts each).
@@ -59,10 +61,11 @@ pub enum Group {
     Timers,
     Channels,
     Panics,
+    Net,
 }
 
 impl Group {
-    pub const ALL: [Group; 6] = [Group::Spawn, Group::Yield, Group::Compute, Group::Timers, Group::Channels, Group::Panics];
+    pub const ALL: [Group; 7] = [Group::Spawn, Group::Yield, Group::Compute, Group::Timers, Group::Channels, Group::Panics, Group::Net];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -72,6 +75,7 @@ impl Group {
             Group::Timers => "timers",
             Group::Channels => "channels",
             Group::Panics => "panics",
+            Group::Net => "net",
         }
     }
 }
@@ -144,6 +148,7 @@ pub static SPECS: &[Spec] = &[
     with_channels(spec(W::MpscContended, "mpsc_contended", G::Channels, "10 producers share N messages over a bounded(1,024) channel", &[1_000_000], &[1_000_000], 1_000, 170.0)),
     with_channels(spec(W::OneshotPing, "oneshot_ping", G::Channels, "N requests to a responder task, each answered on a fresh oneshot", &[10_000], &[10_000, 100_000], 100, 1_000.0)),
     silenced(spec(W::CatchUnwindPanics, "catch_unwind_panics", G::Panics, "N panicking tasks, each joined and seen as a panic", &[10_000], &[10_000], 20, 2_700.0)),
+    spec(W::TcpEcho, "tcp_echo", G::Net, "64 loopback TCP connections share N round trips of a 256-byte message", &[20_000], &[20_000, 200_000], 640, 15_000.0),
 ];
 
 impl Workload {
@@ -196,6 +201,7 @@ pub fn run<R: Adapter>(rt: &R, workload: Workload, scale: u64) -> Outcome {
         W::MpscContended => timed(rt, channels::mpsc_contended::<R>(scale)),
         W::OneshotPing => timed(rt, channels::oneshot_ping::<R>(scale)),
         W::CatchUnwindPanics => timed(rt, panics::catch_unwind_panics::<R>(scale)),
+        W::TcpEcho => timed(rt, net::tcp_echo::<R>(scale)),
     }
 }
 
