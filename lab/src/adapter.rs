@@ -113,6 +113,10 @@ pub trait Channels: 'static {
 pub trait Net: 'static {
     type Listener: Send + Sync + 'static;
     type Stream: Send + 'static;
+    /// The stream as hyper 1.x I/O, through the runtime's own (or its usual) hyper adapter.
+    type HyperIo: hyper::rt::Read + hyper::rt::Write + Send + Unpin + 'static;
+
+    fn hyper_io(stream: Self::Stream) -> Self::HyperIo;
 
     /// Listens on 127.0.0.1 on an ephemeral port.
     fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send;

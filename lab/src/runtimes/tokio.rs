@@ -98,6 +98,11 @@ pub enum TokioNet {}
 impl Net for TokioNet {
     type Listener = tokio::net::TcpListener;
     type Stream = tokio::net::TcpStream;
+    type HyperIo = hyper_util::rt::TokioIo<tokio::net::TcpStream>;
+
+    fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
+        hyper_util::rt::TokioIo::new(stream)
+    }
 
     fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
         async {

@@ -70,6 +70,11 @@ pub enum WeftNet {}
 impl Net for WeftNet {
     type Listener = weft::net::TcpListener;
     type Stream = weft::net::TcpStream;
+    type HyperIo = weft::compat::hyper::WeftIo<weft::net::TcpStream>;
+
+    fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
+        weft::compat::hyper::WeftIo::new(stream)
+    }
 
     fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
         async {
