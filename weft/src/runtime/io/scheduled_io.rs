@@ -211,26 +211,33 @@ impl ScheduledIo {
     }
 
     /// Wakes the waiters whose directions intersect `ready` (wakers run outside the lock).
+    /// The common case — one reader and/or one writer, no `readable()` futures — allocates
+    /// nothing: this runs once per I/O event.
     fn wake(&self, ready: usize) {
-        let mut wakers: Vec<Waker> = Vec::new();
-        {
+        let (reader, writer, others) = {
             let mut waiters = lock(&self.waiters);
-            if ready & Direction::Read.mask() != 0 {
-                wakers.extend(waiters.reader.take());
+            let reader = if ready & Direction::Read.mask() != 0 { waiters.reader.take() } else { None };
+            let writer = if ready & Direction::Write.mask() != 0 { waiters.writer.take() } else { None };
+            let mut others: Vec<Waker> = Vec::new();
+            if !waiters.others.is_empty() {
+                waiters.others.retain(|(_, mask, w)| {
+                    if mask & ready != 0 {
+                        others.push(w.clone());
+                        false
+                    } else {
+                        true
+                    }
+                });
             }
-            if ready & Direction::Write.mask() != 0 {
-                wakers.extend(waiters.writer.take());
-            }
-            waiters.others.retain(|(_, mask, w)| {
-                if mask & ready != 0 {
-                    wakers.push(w.clone());
-                    false
-                } else {
-                    true
-                }
-            });
+            (reader, writer, others)
+        };
+        if let Some(w) = reader {
+            w.wake();
         }
-        for w in wakers {
+        if let Some(w) = writer {
+            w.wake();
+        }
+        for w in others {
             w.wake();
         }
     }
