@@ -53,6 +53,8 @@
 //! of sockets by the generation width; an `Arc` per registration plus deferred release gives
 //! the same no-reuse guarantee with a plain allocation.
 
+#[cfg(all(test, loom))]
+mod loom_wake;
 pub(crate) mod registration;
 pub(crate) mod scheduled_io;
 
@@ -96,18 +98,43 @@ struct Registrations {
 /// The coalescing mio waker (see "Waking the driver").
 pub(crate) struct Waker {
     waker: mio::Waker,
-    wake_pending: AtomicBool,
+    pending: WakeCoalescer,
 }
 
 impl Waker {
     pub(crate) fn wake(&self) {
-        // AcqRel: Release publishes what the waker did before waking (pairs with the owner's
-        // swap after `poll`); only the false → true flip pays the syscall.
-        if !self.wake_pending.swap(true, AcqRel) {
+        if self.pending.should_signal() {
             if let Err(e) = self.waker.wake() {
                 panic!("weft: waking the I/O driver failed (eventfd write): {e}");
             }
         }
+    }
+}
+
+/// The "wake pending" flag that coalesces driver wake-ups (the syscall-free half of `Waker`,
+/// separate so the loom model can check the protocol without an eventfd).
+pub(crate) struct WakeCoalescer {
+    wake_pending: AtomicBool,
+}
+
+impl WakeCoalescer {
+    pub(crate) fn new() -> WakeCoalescer {
+        WakeCoalescer { wake_pending: AtomicBool::new(false) }
+    }
+
+    /// Waker side: true if this caller must make the syscall (it flipped false → true).
+    pub(crate) fn should_signal(&self) -> bool {
+        // AcqRel: Release publishes what the waker did before waking (pairs with the Acquire
+        // of `clear`); only the false → true flip pays the syscall.
+        !self.wake_pending.swap(true, AcqRel)
+    }
+
+    /// Driver side, right after `poll` returned: later wakes must signal again.
+    pub(crate) fn clear(&self) {
+        // AcqRel: the Acquire half pairs with `should_signal`'s Release, so the effects of a
+        // wake that found the flag already set (and skipped the syscall) are visible to the
+        // driver, which is awake and about to look for work.
+        self.wake_pending.swap(false, AcqRel);
     }
 }
 
@@ -123,7 +150,7 @@ impl Driver {
                 pending_release: Vec::new(),
                 is_shutdown: false,
             }),
-            waker: Arc::new(Waker { waker, wake_pending: AtomicBool::new(false) }),
+            waker: Arc::new(Waker { waker, pending: WakeCoalescer::new() }),
         };
         Ok((Driver { poll, events: mio::Events::with_capacity(EVENTS_CAPACITY), tick: 0 }, handle))
     }
@@ -140,8 +167,7 @@ impl Driver {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => panic!("weft: epoll_wait failed in the I/O driver: {e}"),
         }
-        // AcqRel: see "Waking the driver"; the Acquire side makes the wakers' writes visible.
-        handle.waker.wake_pending.swap(false, AcqRel);
+        handle.waker.pending.clear();
 
         for event in self.events.iter() {
             if event.token() == WAKE_TOKEN {
