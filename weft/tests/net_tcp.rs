@@ -305,3 +305,30 @@ fn socket_without_io_driver_panics_with_advice() {
         let _ = TcpListener::bind("127.0.0.1:0").await;
     });
 }
+
+#[test]
+fn busy_runtime_still_polls_io_every_event_interval() {
+    // A task that never stops yielding keeps the current-thread runtime from ever parking,
+    // so the only way socket readiness arrives is the maintenance poll every
+    // `event_interval` ticks. Without it this ping-pong would hang.
+    let rt = Builder::new_current_thread().enable_all().event_interval(7).build().unwrap();
+    rt.block_on(async {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let spinner = weft::spawn(async move {
+            while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+                weft::task::yield_now().await;
+            }
+        });
+        let addr = echo_server().await;
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        let mut b = [0u8; 3];
+        for _ in 0..100 {
+            s.write_all(b"abc").await.unwrap();
+            s.read_exact(&mut b).await.unwrap();
+        }
+        assert_eq!(&b, b"abc");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spinner.await.unwrap();
+    });
+}
