@@ -7,7 +7,7 @@ use std::fmt;
 use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
-use std::sync::Arc;
+use crate::loom::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::TcpStream;
