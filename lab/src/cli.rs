@@ -154,9 +154,12 @@ struct HttpHelloArgs {
     /// Keep-alive connections of the load generator.
     #[arg(long, default_value_t = 64)]
     connections: usize,
-    /// Seconds of load per runtime.
+    /// Seconds of load per runtime (split over the rounds).
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
+    /// Interleaved rounds (a fresh server per runtime per round).
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
     /// Writes OUT/http_hello.md and OUT/http_hello.json.
     #[arg(long, default_value = "lab-results/http_hello")]
     out: PathBuf,
@@ -426,8 +429,8 @@ fn http_hello_command(args: HttpHelloArgs) -> Result<ExitCode, String> {
     let chosen = runtimes(&args.selection, &RuntimeId::ALL)?;
     let workers = args.selection.workers.unwrap_or_else(default_workers);
     let duration = std::time::Duration::from_secs_f64(args.seconds.max(0.1));
-    let rows = crate::http_hello::measure(&this_exe()?, &chosen, workers, args.connections.max(1), duration)?;
-    let md = crate::http_hello::markdown(&rows, workers, args.connections, duration);
+    let rows = crate::http_hello::measure(&this_exe()?, &chosen, workers, args.connections.max(1), duration, args.rounds)?;
+    let md = crate::http_hello::markdown(&rows, workers, args.connections, duration, args.rounds.max(1));
     print!("{md}");
     std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
     std::fs::write(args.out.join("http_hello.md"), &md).map_err(|e| e.to_string())?;

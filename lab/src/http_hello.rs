@@ -89,44 +89,66 @@ impl Drop for Child {
     }
 }
 
-/// Runs every runtime's server in turn and drives it for `duration` with `connections`.
-pub fn measure(exe: &Path, chosen: &[RuntimeId], workers: usize, connections: usize, duration: Duration) -> Result<Vec<HttpRow>, String> {
-    let mut rows = Vec::new();
-    for &rt in chosen {
-        let mut child = Child(
-            Command::new(exe)
-                .args(["__http_server", "--runtime", rt.name(), "--workers", &workers.to_string()])
-                .env(CHILD_ENV, "1")
-                .env("ASYNC_STD_THREAD_COUNT", workers.to_string())
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .map_err(|e| format!("starting the {} server: {e}", rt.name()))?,
-        );
-        let mut line = String::new();
-        let stdout = child.0.stdout.take().ok_or("no stdout")?;
-        BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
-        let addr: SocketAddr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .and_then(|a| a.parse().ok())
-            .ok_or_else(|| format!("{} server did not print `listening on ADDR` (got {line:?})", rt.name()))?;
-        let (latencies, errors, elapsed) = drive(addr, connections, duration)?;
-        drop(child);
-        let us: Vec<f64> = latencies.iter().map(|d| d.as_nanos() as f64 / 1_000.0).collect();
-        let pct = |p| if us.is_empty() { f64::NAN } else { stats::percentile(&us, p) };
-        rows.push(HttpRow {
-            runtime: rt.name().to_string(),
-            requests: us.len() as u64,
-            requests_per_s: us.len() as f64 / elapsed.as_secs_f64(),
-            p50_us: pct(50.0),
-            p99_us: pct(99.0),
-            p999_us: pct(99.9),
-            errors,
-        });
+/// Runs every runtime's server for `rounds` interleaved rounds (runtime A, B, …, then A, B, …
+/// again, a fresh server process each time, `duration / rounds` of load each), so a noisy
+/// neighbour on a shared machine hurts every runtime alike instead of whichever ran then.
+pub fn measure(exe: &Path, chosen: &[RuntimeId], workers: usize, connections: usize, duration: Duration, rounds: usize) -> Result<Vec<HttpRow>, String> {
+    let rounds = rounds.max(1);
+    let per_round = duration / rounds as u32;
+    let mut latencies_us: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
+    let mut elapsed = vec![Duration::ZERO; chosen.len()];
+    let mut errors = vec![0u64; chosen.len()];
+    for _ in 0..rounds {
+        for (i, &rt) in chosen.iter().enumerate() {
+            let (lat, errs, took) = one_round(exe, rt, workers, connections, per_round)?;
+            latencies_us[i].extend(lat.iter().map(|d| d.as_nanos() as f64 / 1_000.0));
+            elapsed[i] += took;
+            errors[i] += errs;
+        }
     }
-    Ok(rows)
+    Ok(chosen
+        .iter()
+        .enumerate()
+        .map(|(i, rt)| {
+            let us = &latencies_us[i];
+            let pct = |p| if us.is_empty() { f64::NAN } else { stats::percentile(us, p) };
+            HttpRow {
+                runtime: rt.name().to_string(),
+                requests: us.len() as u64,
+                requests_per_s: us.len() as f64 / elapsed[i].as_secs_f64(),
+                p50_us: pct(50.0),
+                p99_us: pct(99.0),
+                p999_us: pct(99.9),
+                errors: errors[i],
+            }
+        })
+        .collect())
+}
+
+/// Starts `rt`'s server in a child, drives it for `duration`, stops it.
+fn one_round(exe: &Path, rt: RuntimeId, workers: usize, connections: usize, duration: Duration) -> Result<(Vec<Duration>, u64, Duration), String> {
+    let mut child = Child(
+        Command::new(exe)
+            .args(["__http_server", "--runtime", rt.name(), "--workers", &workers.to_string()])
+            .env(CHILD_ENV, "1")
+            .env("ASYNC_STD_THREAD_COUNT", workers.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("starting the {} server: {e}", rt.name()))?,
+    );
+    let mut line = String::new();
+    let stdout = child.0.stdout.take().ok_or("no stdout")?;
+    BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
+    let addr: SocketAddr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .and_then(|a| a.parse().ok())
+        .ok_or_else(|| format!("{} server did not print `listening on ADDR` (got {line:?})", rt.name()))?;
+    let out = drive(addr, connections, duration)?;
+    drop(child);
+    Ok(out)
 }
 
 /// The load generator: `connections` keep-alive connections, one request in flight each.
@@ -202,9 +224,9 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The Markdown table, with ratios to tokio-mt when it was measured.
-pub fn markdown(rows: &[HttpRow], workers: usize, connections: usize, duration: Duration) -> String {
+pub fn markdown(rows: &[HttpRow], workers: usize, connections: usize, duration: Duration, rounds: usize) -> String {
     let mut out = format!(
-        "## http_hello — hyper HTTP/1.1 \"Hello, world!\", {connections} keep-alive connections, {:.1} s, {workers} server workers\n\n\
+        "## http_hello — hyper HTTP/1.1 \"Hello, world!\", {connections} keep-alive connections, {:.1} s per runtime in {rounds} interleaved rounds, {workers} server workers\n\n\
          | runtime | requests/s | p50 | p99 | p99.9 | errors | req/s ÷ tokio-mt | p99 ÷ tokio-mt |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
         duration.as_secs_f64()
     );
