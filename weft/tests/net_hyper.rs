@@ -1,6 +1,9 @@
 //! hyper 1.x client ↔ server on weft, HTTP/1.1 (chunked streaming body) and HTTP/2, with no
-//! tokio runtime in the process: the `tokio` crate is built with `io-util` only (no `rt`
-//! feature), so none can exist; every task and timer here runs on weft.
+//! tokio runtime in the process: every task, timer and socket here is weft's. Built on its
+//! own (`cargo test -p weft`), the `tokio` crate does not even have its `rt` feature
+//! (weft enables `io-util` only; `cargo tree -p weft -e features -i tokio` shows it), so no
+//! tokio runtime *can* exist; in a workspace build the lab's tokio features are unified in,
+//! but nothing here creates one.
 #![cfg(feature = "hyper")]
 
 use std::convert::Infallible;

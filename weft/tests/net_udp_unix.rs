@@ -185,3 +185,10 @@ fn blocking_threads_exit_after_keep_alive_and_shutdown_timeout_detaches() {
     assert!(start.elapsed() < Duration::from_secs(2));
     drop(tx);
 }
+
+#[test]
+#[should_panic(expected = "there is no weft runtime on this thread")]
+fn socket_outside_a_runtime_panics_with_advice() {
+    let std = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let _ = weft::net::TcpListener::from_std(std);
+}

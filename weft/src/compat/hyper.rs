@@ -10,8 +10,9 @@
 //! to the socket's read (`ReadBuf::uninit`), so no byte is zero-filled; writes forward
 //! `poll_write_vectored`, so hyper's header+body `IoSlice`s go out in one `writev`.
 //!
-//! No tokio runtime exists in the process: the `tokio` crate is compiled with `io-util`
-//! (traits and helpers) only; `hyper-util` is used without its `tokio` feature.
+//! No tokio runtime is needed or created: weft enables only tokio's `io-util` feature (traits
+//! and helpers; `net` comes in through hyper-util's legacy client, but never its `rt`), and
+//! uses `hyper-util` without its `tokio` feature.
 //!
 //! ```no_run
 //! use http_body_util::Full;
