@@ -29,7 +29,8 @@
 //! `Events` buffer of a turn in progress, so the driver frees `pending_release` only at the
 //! *start of its next turn*, when no event of the previous `poll` is left to dispatch. A token
 //! (address) therefore cannot be reused by a new registration while an event for its old
-//! owner can still be delivered.
+//! owner can still be delivered. When 16 releases pile up the releasing thread wakes the
+//! driver, so an idle runtime does not hold the memory of closed sockets indefinitely.
 //!
 //! # Waking the driver (coalesced)
 //! A thread that needs the owner out of `epoll_wait` (a task woken for a worker parked in
@@ -70,6 +71,8 @@ use scheduled_io::ScheduledIo;
 
 /// The token of the mio `Waker` (never the address of a `ScheduledIo`, which is aligned).
 const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
+/// Released registrations that make the releasing thread wake the driver to free them.
+const RELEASE_BACKLOG_WAKE: usize = 16;
 /// Events fetched per turn; more wait for the next turn (edge-triggered: not lost).
 const EVENTS_CAPACITY: usize = 1024;
 
@@ -224,9 +227,17 @@ impl Handle {
 
     fn release(&self, io: &Arc<ScheduledIo>) {
         let key = &**io as *const ScheduledIo as usize;
-        let mut regs = lock(&self.registrations);
-        if let Some(io) = regs.live.remove(&key) {
-            regs.pending_release.push(io);
+        let backlog = {
+            let mut regs = lock(&self.registrations);
+            if let Some(io) = regs.live.remove(&key) {
+                regs.pending_release.push(io);
+            }
+            regs.pending_release.len()
+        };
+        // Many sockets dropped while the driver sleeps: wake it so a turn frees them (the
+        // memory of a closed socket is not held hostage by an idle runtime).
+        if backlog == RELEASE_BACKLOG_WAKE {
+            self.waker.wake();
         }
     }
 }
