@@ -16,6 +16,9 @@
 //!   async-broadcast, async-lock). A runtime that has none yet names [`NotYet`], and the runner
 //!   reports its rows as "not yet" instead of running them on borrowed channels.
 //!
+//! - **net kit** ([`Net`]): each runtime's *own* TCP listener and stream, bound to 127.0.0.1
+//!   only, for the network workloads (`tcp_echo`).
+//!
 //! Architecture Invariant: an adapter never keeps threads alive after it is dropped; the
 //! runner relies on that for "only one runtime alive at a time".
 
@@ -59,6 +62,8 @@ pub trait Adapter: Sized + 'static {
     type Handle<T: Send + 'static>: Send + 'static;
     /// The runtime's own channels, or [`NotYet`].
     type Channels: Channels;
+    /// The runtime's own TCP sockets.
+    type Net: Net;
 
     /// Builds the runtime with `config` (threads started, ready to run).
     fn build(config: &RtConfig) -> std::io::Result<Self>;
@@ -137,6 +142,24 @@ pub trait Channels: 'static {
         m: &'a Self::Mutex<T>,
         f: impl FnOnce(&mut T) -> R + Send + 'a,
     ) -> impl Future<Output = R> + Send + 'a;
+}
+
+/// A runtime's own TCP sockets (loopback only: workloads never listen beyond 127.0.0.1).
+/// `TCP_NODELAY` is set on every stream, as latency-sensitive servers do.
+pub trait Net: 'static {
+    type Listener: Send + Sync + 'static;
+    type Stream: Send + 'static;
+    /// The stream as hyper 1.x I/O, through the runtime's own (or its usual) hyper adapter.
+    type HyperIo: hyper::rt::Read + hyper::rt::Write + Send + Unpin + 'static;
+
+    fn hyper_io(stream: Self::Stream) -> Self::HyperIo;
+
+    /// Listens on 127.0.0.1 on an ephemeral port.
+    fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send;
+    fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_;
+    fn connect(addr: std::net::SocketAddr) -> impl Future<Output = std::io::Result<Self::Stream>> + Send;
+    fn read_exact<'a>(stream: &'a mut Self::Stream, buf: &'a mut [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a;
+    fn write_all<'a>(stream: &'a mut Self::Stream, buf: &'a [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a;
 }
 
 /// The channel kit of a runtime that has no channels yet. It cannot be constructed: the runner

@@ -44,6 +44,10 @@ enum Command {
     /// Internal: take one sample in this process and print `ok <ns>`.
     #[command(name = "__sample", hide = true)]
     Sample(SampleArgs),
+    /// hyper HTTP/1.1 hello server per runtime (child process) under a fixed load generator.
+    HttpHello(HttpHelloArgs),
+    #[command(name = "__http_server", hide = true)]
+    HttpServer(HttpServerArgs),
 }
 
 #[derive(Args, Debug)]
@@ -146,6 +150,32 @@ struct SweepArgs {
 }
 
 #[derive(Args, Debug)]
+struct HttpHelloArgs {
+    /// Keep-alive connections of the load generator.
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// Seconds of load per runtime (split over the rounds).
+    #[arg(long, default_value_t = 5.0)]
+    seconds: f64,
+    /// Interleaved rounds (a fresh server per runtime per round).
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Writes OUT/http_hello.md and OUT/http_hello.json.
+    #[arg(long, default_value = "lab-results/http_hello")]
+    out: PathBuf,
+    #[command(flatten)]
+    selection: Selection,
+}
+
+#[derive(Args, Debug)]
+struct HttpServerArgs {
+    #[arg(long)]
+    runtime: String,
+    #[arg(long)]
+    workers: usize,
+}
+
+#[derive(Args, Debug)]
 struct SampleArgs {
     #[arg(long)]
     runtime: String,
@@ -176,6 +206,11 @@ pub fn main() -> ExitCode {
         Some(Command::Report { dir }) => report_command(&dir),
         Some(Command::Lateness(args)) => lateness_command(args),
         Some(Command::Sample(args)) => sample_command(args),
+        Some(Command::HttpHello(args)) => http_hello_command(args),
+        Some(Command::HttpServer(args)) => {
+            let runtime = RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
+            runtime.and_then(|rt| crate::http_hello::server_main(rt, args.workers)).map(|()| ExitCode::SUCCESS)
+        }
     };
     match outcome {
         Ok(code) => code,
@@ -388,6 +423,22 @@ fn lateness_command(args: LatenessArgs) -> Result<ExitCode, String> {
     println!("\nwrote {}/lateness.{{md,json}}", args.out.display());
     let early: usize = rows.iter().map(|r| r.early).sum();
     Ok(if early == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn http_hello_command(args: HttpHelloArgs) -> Result<ExitCode, String> {
+    let chosen = runtimes(&args.selection, &RuntimeId::ALL)?;
+    let workers = args.selection.workers.unwrap_or_else(default_workers);
+    let duration = std::time::Duration::from_secs_f64(args.seconds.max(0.1));
+    let rows = crate::http_hello::measure(&this_exe()?, &chosen, workers, args.connections.max(1), duration, args.rounds)?;
+    let md = crate::http_hello::markdown(&rows, workers, args.connections, duration, args.rounds.max(1));
+    print!("{md}");
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
+    std::fs::write(args.out.join("http_hello.md"), &md).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+    std::fs::write(args.out.join("http_hello.json"), json).map_err(|e| e.to_string())?;
+    println!("\nwrote {}/http_hello.{{md,json}}", args.out.display());
+    let errors: u64 = rows.iter().map(|r| r.errors).sum();
+    Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 fn sample_command(args: SampleArgs) -> Result<ExitCode, String> {

@@ -11,6 +11,8 @@
 //! - [`results`]: `results.json` (schema 1) and the paired ratios; [`report`] renders the
 //!   terminal table, `report.md` and `report.html` (plotters SVG charts).
 //! - [`smoke`], [`baseline`], [`sweep`]: the CI check, regression baselines, knob grids.
+//! - [`lateness`], [`http_hello`]: timer accuracy, and HTTP requests/s + latency with the
+//!   server in a child process and the load generator in the parent.
 //! - [`cli`]: the command line.
 //!
 //! Architecture Invariant: workloads see runtimes only through [`adapter::Adapter`]; nothing in
@@ -25,6 +27,7 @@
 pub mod adapter;
 pub mod baseline;
 pub mod cli;
+pub mod http_hello;
 pub mod lateness;
 pub mod measure;
 pub mod report;

@@ -23,9 +23,13 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod compat;
+pub mod io;
 pub(crate) mod loom;
+pub mod net;
 pub mod runtime;
 pub mod sync;
+pub mod signal;
 pub mod task;
 pub mod time;
 pub(crate) mod util;

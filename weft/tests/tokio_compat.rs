@@ -65,3 +65,31 @@ fn tokio_shaped_builder() {
     let _g = rt.enter();
     drop(tokio::spawn(async {}));
 }
+
+/// A tokio-shaped TCP echo (only tokio paths): `tokio::net`, `tokio::io` ext traits and
+/// `BufReader`, `tokio::task::spawn_blocking`, `tokio::net::lookup_host`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_shaped_networking() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::{TcpListener, TcpStream};
+
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (socket, _) = listener.accept().await.unwrap();
+        let (r, mut w) = socket.into_split();
+        let mut lines = BufReader::new(r).lines();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            w.write_all(format!("{}\n", line.to_uppercase()).as_bytes()).await.unwrap();
+        }
+    });
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (r, mut w) = tokio::io::split(stream);
+    w.write_all(b"hello\nweft\n").await.unwrap();
+    let mut lines = BufReader::new(r).lines();
+    assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("HELLO"));
+    assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("WEFT"));
+    let n = tokio::task::spawn_blocking(|| 6 * 7).await.unwrap();
+    assert_eq!(n, 42);
+    assert!(tokio::net::lookup_host("localhost:1").await.unwrap().next().is_some());
+}

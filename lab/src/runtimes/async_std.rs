@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures_lite::FutureExt;
 
-use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Panicked, RtConfig};
+use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Net, Panicked, RtConfig};
 
 /// The environment variable that marks a `__sample` child process.
 pub const CHILD_ENV: &str = "WEFT_LAB_CHILD";
@@ -24,6 +24,7 @@ pub struct AsyncStd(());
 impl Adapter for AsyncStd {
     type Handle<T: Send + 'static> = async_std::task::JoinHandle<T>;
     type Channels = AsyncStdChannels;
+    type Net = AsyncStdNet;
 
     fn build(config: &RtConfig) -> std::io::Result<Self> {
         if std::env::var_os(CHILD_ENV).is_none() {
@@ -127,5 +128,46 @@ impl Channels for AsyncStdChannels {
     }
     fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a Self::Mutex<T>, f: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
         async move { f(&mut *m.lock().await) }
+    }
+}
+
+/// `async_std::net` TCP.
+pub enum AsyncStdNet {}
+
+impl Net for AsyncStdNet {
+    type Listener = async_std::net::TcpListener;
+    type Stream = async_std::net::TcpStream;
+    type HyperIo = super::hyper_io::FuturesIo<async_std::net::TcpStream>;
+
+    fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
+        super::hyper_io::FuturesIo(stream)
+    }
+
+    fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
+        async {
+            let l = async_std::net::TcpListener::bind("127.0.0.1:0").await?;
+            let addr = l.local_addr()?;
+            Ok((l, addr))
+        }
+    }
+    fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_ {
+        async move {
+            let (s, _) = listener.accept().await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn connect(addr: std::net::SocketAddr) -> impl Future<Output = std::io::Result<Self::Stream>> + Send {
+        async move {
+            let s = async_std::net::TcpStream::connect(addr).await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn read_exact<'a>(stream: &'a mut Self::Stream, buf: &'a mut [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        futures_lite::AsyncReadExt::read_exact(stream, buf)
+    }
+    fn write_all<'a>(stream: &'a mut Self::Stream, buf: &'a [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        futures_lite::AsyncWriteExt::write_all(stream, buf)
     }
 }

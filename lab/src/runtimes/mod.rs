@@ -10,6 +10,7 @@
 //! only ever run in a `__sample` child process.
 
 pub mod async_std;
+pub mod hyper_io;
 pub mod smol;
 pub mod tokio;
 pub mod weft;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use async_executor::Executor;
 use futures_lite::FutureExt;
 
-use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Panicked, RtConfig};
+use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Net, Panicked, RtConfig};
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Executor<'static>>>> = const { RefCell::new(None) };
@@ -50,6 +50,7 @@ pub struct Smol {
 impl Adapter for Smol {
     type Handle<T: Send + 'static> = async_executor::Task<T>;
     type Channels = SmolChannels;
+    type Net = SmolNet;
 
     fn build(config: &RtConfig) -> std::io::Result<Self> {
         let executor = Arc::new(Executor::new());
@@ -178,5 +179,46 @@ impl Channels for SmolChannels {
     }
     fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a Self::Mutex<T>, f: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
         async move { f(&mut *m.lock().await) }
+    }
+}
+
+/// `async-io`'s `Async<std::net::TcpListener/TcpStream>` (what `smol::net` wraps).
+pub enum SmolNet {}
+
+impl Net for SmolNet {
+    type Listener = async_io::Async<std::net::TcpListener>;
+    type Stream = async_io::Async<std::net::TcpStream>;
+    type HyperIo = super::hyper_io::FuturesIo<async_io::Async<std::net::TcpStream>>;
+
+    fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
+        super::hyper_io::FuturesIo(stream)
+    }
+
+    fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
+        async {
+            let l = async_io::Async::<std::net::TcpListener>::bind(([127, 0, 0, 1], 0))?;
+            let addr = l.get_ref().local_addr()?;
+            Ok((l, addr))
+        }
+    }
+    fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_ {
+        async move {
+            let (s, _) = listener.accept().await?;
+            s.get_ref().set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn connect(addr: std::net::SocketAddr) -> impl Future<Output = std::io::Result<Self::Stream>> + Send {
+        async move {
+            let s = async_io::Async::<std::net::TcpStream>::connect(addr).await?;
+            s.get_ref().set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn read_exact<'a>(stream: &'a mut Self::Stream, buf: &'a mut [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        futures_lite::AsyncReadExt::read_exact(stream, buf)
+    }
+    fn write_all<'a>(stream: &'a mut Self::Stream, buf: &'a [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        futures_lite::AsyncWriteExt::write_all(stream, buf)
     }
 }

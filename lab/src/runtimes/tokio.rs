@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Flavor, Panicked, RtConfig};
+use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Flavor, Net, Panicked, RtConfig};
 
 /// A built tokio runtime of either flavor.
 pub struct Tokio {
@@ -16,6 +16,7 @@ pub struct Tokio {
 impl Adapter for Tokio {
     type Handle<T: Send + 'static> = tokio::task::JoinHandle<T>;
     type Channels = TokioChannels;
+    type Net = TokioNet;
 
     fn build(config: &RtConfig) -> std::io::Result<Self> {
         let mut builder = match config.flavor {
@@ -124,5 +125,48 @@ impl Channels for TokioChannels {
     }
     fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a Self::Mutex<T>, f: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
         async move { f(&mut *m.lock().await) }
+    }
+}
+
+/// `tokio::net` TCP.
+pub enum TokioNet {}
+
+impl Net for TokioNet {
+    type Listener = tokio::net::TcpListener;
+    type Stream = tokio::net::TcpStream;
+    type HyperIo = hyper_util::rt::TokioIo<tokio::net::TcpStream>;
+
+    fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
+        hyper_util::rt::TokioIo::new(stream)
+    }
+
+    fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
+        async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            let addr = l.local_addr()?;
+            Ok((l, addr))
+        }
+    }
+    fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_ {
+        async move {
+            let (s, _) = listener.accept().await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn connect(addr: std::net::SocketAddr) -> impl Future<Output = std::io::Result<Self::Stream>> + Send {
+        async move {
+            let s = tokio::net::TcpStream::connect(addr).await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn read_exact<'a>(stream: &'a mut Self::Stream, buf: &'a mut [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        use tokio::io::AsyncReadExt;
+        async move { stream.read_exact(buf).await.map(drop) }
+    }
+    fn write_all<'a>(stream: &'a mut Self::Stream, buf: &'a [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        use tokio::io::AsyncWriteExt;
+        stream.write_all(buf)
     }
 }

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Flavor, Panicked, RtConfig};
+use crate::adapter::{Adapter, BroadcastEnd, Channels, Closed, Flavor, Net, Panicked, RtConfig};
 
 /// A built weft runtime of either flavor.
 pub struct Weft {
@@ -16,6 +16,7 @@ pub struct Weft {
 impl Adapter for Weft {
     type Handle<T: Send + 'static> = weft::task::JoinHandle<T>;
     type Channels = WeftChannels;
+    type Net = WeftNet;
 
     fn build(config: &RtConfig) -> std::io::Result<Self> {
         let mut builder = match config.flavor {
@@ -124,5 +125,48 @@ impl Channels for WeftChannels {
     }
     fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a Self::Mutex<T>, f: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
         async move { f(&mut *m.lock().await) }
+    }
+}
+
+/// `weft::net` TCP.
+pub enum WeftNet {}
+
+impl Net for WeftNet {
+    type Listener = weft::net::TcpListener;
+    type Stream = weft::net::TcpStream;
+    type HyperIo = weft::compat::hyper::WeftIo<weft::net::TcpStream>;
+
+    fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
+        weft::compat::hyper::WeftIo::new(stream)
+    }
+
+    fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
+        async {
+            let l = weft::net::TcpListener::bind("127.0.0.1:0").await?;
+            let addr = l.local_addr()?;
+            Ok((l, addr))
+        }
+    }
+    fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_ {
+        async move {
+            let (s, _) = listener.accept().await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn connect(addr: std::net::SocketAddr) -> impl Future<Output = std::io::Result<Self::Stream>> + Send {
+        async move {
+            let s = weft::net::TcpStream::connect(addr).await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn read_exact<'a>(stream: &'a mut Self::Stream, buf: &'a mut [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        use weft::io::AsyncReadExt;
+        async move { stream.read_exact(buf).await.map(drop) }
+    }
+    fn write_all<'a>(stream: &'a mut Self::Stream, buf: &'a [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        use weft::io::AsyncWriteExt;
+        stream.write_all(buf)
     }
 }

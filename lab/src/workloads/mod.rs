@@ -15,6 +15,7 @@
 mod channels;
 mod compute;
 mod locks;
+mod net;
 mod panics;
 mod spawn;
 mod timers;
@@ -52,6 +53,7 @@ pub enum Workload {
     SemaphoreContended,
     MutexContended,
     CatchUnwindPanics,
+    TcpEcho,
 }
 
 /// Report groups (one table and one pair of charts each).
@@ -63,10 +65,11 @@ pub enum Group {
     Timers,
     Channels,
     Panics,
+    Net,
 }
 
 impl Group {
-    pub const ALL: [Group; 6] = [Group::Spawn, Group::Yield, Group::Compute, Group::Timers, Group::Channels, Group::Panics];
+    pub const ALL: [Group; 7] = [Group::Spawn, Group::Yield, Group::Compute, Group::Timers, Group::Channels, Group::Panics, Group::Net];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -76,6 +79,7 @@ impl Group {
             Group::Timers => "timers",
             Group::Channels => "channels",
             Group::Panics => "panics",
+            Group::Net => "net",
         }
     }
 }
@@ -151,6 +155,7 @@ pub static SPECS: &[Spec] = &[
     with_channels(spec(W::SemaphoreContended, "semaphore_contended", G::Channels, "16 tasks share N acquisitions of a 4-permit semaphore, yielding while holding", &[100_000], &[100_000, 1_000_000], 1_000, 500.0)),
     with_channels(spec(W::MutexContended, "mutex_contended", G::Channels, "16 tasks share N increments of one counter behind an async mutex", &[1_000_000], &[1_000_000], 1_000, 60.0)),
     silenced(spec(W::CatchUnwindPanics, "catch_unwind_panics", G::Panics, "N panicking tasks, each joined and seen as a panic", &[10_000], &[10_000], 20, 2_700.0)),
+    spec(W::TcpEcho, "tcp_echo", G::Net, "64 loopback TCP connections share N round trips of a 256-byte message", &[20_000], &[20_000, 200_000], 640, 15_000.0),
 ];
 
 impl Workload {
@@ -206,6 +211,7 @@ pub fn run<R: Adapter>(rt: &R, workload: Workload, scale: u64) -> Outcome {
         W::SemaphoreContended => timed(rt, locks::semaphore_contended::<R>(scale)),
         W::MutexContended => timed(rt, locks::mutex_contended::<R>(scale)),
         W::CatchUnwindPanics => timed(rt, panics::catch_unwind_panics::<R>(scale)),
+        W::TcpEcho => timed(rt, net::tcp_echo::<R>(scale)),
     }
 }
 

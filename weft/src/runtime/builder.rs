@@ -29,6 +29,8 @@ pub struct Builder {
     enable_time: bool,
     enable_io: bool,
     silence_task_panics: bool,
+    max_blocking_threads: usize,
+    thread_keep_alive: std::time::Duration,
 }
 
 /// Default ticks between checks of the injection queue (a prime, so it does not beat in step
@@ -61,6 +63,8 @@ impl Builder {
             enable_time: false,
             enable_io: false,
             silence_task_panics: false,
+            max_blocking_threads: super::blocking::default_max_threads(),
+            thread_keep_alive: super::blocking::DEFAULT_KEEP_ALIVE,
         }
     }
 
@@ -117,7 +121,23 @@ impl Builder {
         self
     }
 
-    /// Enables every driver (timers; I/O once `weft::net` lands).
+    /// Most threads the blocking pool (`spawn_blocking`) may run at once. Default: 8 × the CPU
+    /// cores, clamped to 16..=128, or `WEFT_MAX_BLOCKING_THREADS` (see `runtime/blocking.rs`
+    /// for why not tokio's 512). Panics if 0.
+    #[track_caller]
+    pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
+        assert!(n > 0, "max_blocking_threads must be greater than 0");
+        self.max_blocking_threads = n;
+        self
+    }
+
+    /// How long an idle blocking-pool thread waits for work before exiting. Default 10 s.
+    pub fn thread_keep_alive(&mut self, d: std::time::Duration) -> &mut Self {
+        self.thread_keep_alive = d;
+        self
+    }
+
+    /// Enables every driver (timers and I/O).
     pub fn enable_all(&mut self) -> &mut Self {
         self.enable_time = true;
         self.enable_io = true;
@@ -129,8 +149,7 @@ impl Builder {
         self
     }
 
-    /// Enables the I/O driver. Accepted now for tokio compatibility; the driver arrives with
-    /// `weft::net`.
+    /// Enables the I/O driver (mio/epoll), needed by `weft::net`.
     pub fn enable_io(&mut self) -> &mut Self {
         self.enable_io = true;
         self
@@ -154,7 +173,8 @@ impl Builder {
             event_interval: self.event_interval,
             silence_task_panics: self.silence_task_panics,
         };
-        let (driver, driver_handle) = Driver::new(self.enable_time);
+        let blocking = super::blocking::BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive);
+        let (driver, driver_handle) = Driver::new(self.enable_time, self.enable_io, blocking)?;
         match self.kind {
             Kind::CurrentThread => {
                 let handle = scheduler::current_thread::create(driver, driver_handle, config);
@@ -227,6 +247,8 @@ impl fmt::Debug for Builder {
             .field("global_queue_interval", &self.global_queue_interval)
             .field("event_interval", &self.event_interval)
             .field("enable_time", &self.enable_time)
+            .field("enable_io", &self.enable_io)
+            .field("max_blocking_threads", &self.max_blocking_threads)
             .finish()
     }
 }

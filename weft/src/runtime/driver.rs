@@ -1,48 +1,106 @@
-//! The runtime driver: what a parked thread blocks in. Today: the time wheel plus a condvar
-//! parker; the I/O issue adds the mio poller here (blocking in `epoll_wait` with the next
-//! timer deadline as timeout, woken through mio's eventfd `Waker`) without changing callers:
-//! schedulers only call `Driver::park_timeout`, `Driver::shutdown` and `Handle::unpark`.
+//! The runtime driver: what a parked thread blocks in — the time wheel, and (with
+//! `enable_io`) the mio poller; without I/O, a condvar parker.
+//!
+//! Parking in the driver is: time `prepare_park` (the next timer deadline, capped by the
+//! caller's limit) → block (`epoll_wait` through `mio::Poll::poll`, or the condvar) with that
+//! timeout → dispatch I/O events → time `finish_park` (fire due timers).
+//! `park_timeout(Some(ZERO))` is the busy worker's non-blocking maintenance poll.
+//!
+//! Unparking the driver is one abstraction, `Unpark`, shared by the schedulers and the time
+//! handle: the coalescing mio eventfd waker when I/O is enabled (see `runtime/io/mod.rs`,
+//! "Waking the driver"), else the `ParkThread`. Callers only use `Driver::park_timeout`,
+//! `Driver::shutdown` and `Handle::unpark`, so neither the schedulers nor the time driver
+//! know which one they got.
 
+use std::io as std_io;
 use std::time::Duration;
 
+use crate::loom::sync::Arc;
+use crate::runtime::blocking::BlockingPool;
+use crate::runtime::io;
 use crate::runtime::park::ParkThread;
 use crate::time;
 
 /// Owned by whichever thread is parked in it (see `park::SharedDriver`).
 pub(crate) struct Driver {
     park: ParkThread,
+    io: Option<io::Driver>,
 }
 
-/// Shared by every thread of the runtime: timer registration and unparking the driver.
+/// Shared by every thread of the runtime: timer and socket registration, unparking the
+/// driver, and the blocking pool (the runtime's shared services, reachable from both
+/// scheduler flavors' handles).
 pub(crate) struct Handle {
     time: Option<time::Handle>,
-    unpark: ParkThread,
+    io: Option<io::Handle>,
+    unpark: Unpark,
+    pub(crate) blocking: BlockingPool,
+}
+
+/// Wakes the thread blocked in the driver, whatever the driver is.
+#[derive(Clone)]
+pub(crate) enum Unpark {
+    Thread(ParkThread),
+    Io(Arc<io::Waker>),
+}
+
+impl Unpark {
+    pub(crate) fn unpark(&self) {
+        match self {
+            Unpark::Thread(p) => p.unpark(),
+            Unpark::Io(w) => w.wake(),
+        }
+    }
 }
 
 impl Driver {
-    pub(crate) fn new(enable_time: bool) -> (Driver, Handle) {
+    pub(crate) fn new(enable_time: bool, enable_io: bool, blocking: BlockingPool) -> std_io::Result<(Driver, Handle)> {
         let park = ParkThread::new();
-        let time = enable_time.then(|| time::Handle::new(park.clone()));
-        (Driver { park: park.clone() }, Handle { time, unpark: park })
+        let (io_driver, io_handle) = if enable_io {
+            let (d, h) = io::Driver::new()?;
+            (Some(d), Some(h))
+        } else {
+            (None, None)
+        };
+        let unpark = match &io_handle {
+            Some(h) => Unpark::Io(h.waker.clone()),
+            None => Unpark::Thread(park.clone()),
+        };
+        let time = enable_time.then(|| time::Handle::new(unpark.clone()));
+        Ok((Driver { park, io: io_driver }, Handle { time, io: io_handle, unpark, blocking }))
     }
 
-    /// Blocks until unparked, the next timer is due, or `limit` passes; then fires due
-    /// timers. `Some(Duration::ZERO)` only fires due timers.
+    /// Blocks until unparked, an I/O event, the next timer, or `limit`; then dispatches I/O
+    /// events and fires due timers. `Some(Duration::ZERO)` never blocks.
     pub(crate) fn park_timeout(&mut self, handle: &Handle, limit: Option<Duration>) {
-        match &handle.time {
-            Some(t) if limit == Some(Duration::ZERO) => t.process_at(std::time::Instant::now()),
-            Some(t) => {
-                let dur = t.prepare_park(limit);
-                self.park.park_timeout(dur);
-                t.finish_park();
+        if limit == Some(Duration::ZERO) {
+            if let (Some(io), Some(h)) = (&mut self.io, &handle.io) {
+                io.turn(h, Some(Duration::ZERO));
             }
-            None => self.park.park_timeout(limit),
+            if let Some(t) = &handle.time {
+                t.process_at(std::time::Instant::now());
+            }
+            return;
+        }
+        let dur = match &handle.time {
+            Some(t) => t.prepare_park(limit),
+            None => limit,
+        };
+        match (&mut self.io, &handle.io) {
+            (Some(io), Some(h)) => io.turn(h, dur),
+            _ => self.park.park_timeout(dur),
+        }
+        if let Some(t) = &handle.time {
+            t.finish_park();
         }
     }
 
     pub(crate) fn shutdown(&mut self, handle: &Handle) {
         if let Some(t) = &handle.time {
             t.shutdown();
+        }
+        if let (Some(io), Some(h)) = (&mut self.io, &handle.io) {
+            io.shutdown(h);
         }
     }
 }
@@ -55,5 +113,9 @@ impl Handle {
 
     pub(crate) fn time(&self) -> Option<&time::Handle> {
         self.time.as_ref()
+    }
+
+    pub(crate) fn io(&self) -> Option<&io::Handle> {
+        self.io.as_ref()
     }
 }

@@ -1,5 +1,5 @@
-//! The runtime: a scheduler (current-thread or multi-thread), a driver (timers today, I/O
-//! with the next issue), and the worker threads that run them.
+//! The runtime: a scheduler (current-thread or multi-thread), a driver (timers and the mio
+//! I/O poller), the worker threads that run them, and the blocking pool.
 //!
 //! # Entry points
 //! * [`Builder`] configures and builds a [`Runtime`]; `#[weft::main]` does the same.
@@ -19,10 +19,12 @@
 //! once, on a runtime thread or the dropping thread. Wakers of its tasks stay valid: waking
 //! one later is a no-op.
 
+pub(crate) mod blocking;
 mod builder;
 pub(crate) mod context;
 pub(crate) mod driver;
 mod handle;
+pub(crate) mod io;
 pub(crate) mod park;
 pub(crate) mod scheduler;
 
@@ -34,7 +36,7 @@ pub use handle::{EnterGuard, Handle, TryCurrentError};
 
 use std::fmt;
 use std::future::Future;
-use std::io;
+use std::io as std_io;
 use std::pin::pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -77,7 +79,7 @@ pub(crate) type AliveCount = Arc<(Mutex<usize>, Condvar)>;
 
 impl Runtime {
     /// A multi-thread runtime with all drivers enabled (like `tokio::runtime::Runtime::new`).
-    pub fn new() -> io::Result<Runtime> {
+    pub fn new() -> std_io::Result<Runtime> {
         Builder::new_multi_thread().enable_all().build()
     }
 
@@ -128,6 +130,8 @@ impl Runtime {
             scheduler::Handle::CurrentThread(h) => scheduler::current_thread::Handle::shutdown(h),
             scheduler::Handle::MultiThread(h) => h.shutdown(),
         }
+        // Blocking threads are not runtime workers: wait for them (or not) as asked.
+        self.handle.inner.driver().blocking.shutdown(timeout);
         let Some(workers) = self.workers.take() else { return };
         let (lock, cvar) = &*workers.alive;
         let mut alive = crate::loom::lock(lock);

@@ -124,6 +124,21 @@ where
     crate::runtime::context::spawn(future)
 }
 
+/// Runs a blocking closure on the runtime's blocking pool (a bounded set of plain threads,
+/// 8 × cores clamped to 16..=128 by default; see `Builder::max_blocking_threads`) and returns
+/// a handle to its result.
+/// Use it for work that would stall a worker: DNS, file I/O, long CPU loops, foreign blocking
+/// calls. Panics outside a runtime, saying how to enter one.
+#[track_caller]
+pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let handle = crate::runtime::context::current_or_panic("`weft::task::spawn_blocking`");
+    handle.driver().blocking.spawn(f, handle.clone())
+}
+
 /// The id of the task currently being polled on this thread, if any.
 pub fn try_id() -> Option<Id> {
     crate::runtime::context::current_task_id()

@@ -16,15 +16,15 @@ use super::Instant;
 use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
 use crate::loom::sync::Mutex;
 use crate::loom::lock;
-use crate::runtime::park::ParkThread;
+use crate::runtime::driver::Unpark;
 
 const AWAKE: u64 = 0;
 
 pub(crate) struct Handle {
     start: std::time::Instant,
     inner: Mutex<Inner>,
-    /// Unparks the thread sleeping in the driver.
-    unpark: ParkThread,
+    /// Unparks the thread sleeping in the driver (eventfd or condvar, see `runtime::driver`).
+    unpark: Unpark,
     is_shutdown: AtomicBool,
 }
 
@@ -34,7 +34,7 @@ struct Inner {
 }
 
 impl Handle {
-    pub(crate) fn new(unpark: ParkThread) -> Handle {
+    pub(crate) fn new(unpark: Unpark) -> Handle {
         Handle {
             start: std::time::Instant::now(),
             inner: Mutex::new(Inner { wheel: Wheel::new(), next_wake: AWAKE }),

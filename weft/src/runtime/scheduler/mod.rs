@@ -10,8 +10,9 @@
 //!   slot, tick counter and parker. Exactly one thread holds a given core at a time.
 //! * **inject queue** — the global FIFO for tasks spawned or woken off the workers.
 //! * **searching** — a worker that ran out of local work and is stealing.
-//! * **driver** — the time wheel (and, with the I/O issue, the mio poller) plus the thread
-//!   parker that sleeps until the next timer or an unpark.
+//! * **driver** — the time wheel and the mio poller (`runtime/io`), or, without I/O, a
+//!   condvar parker: what the driver owner sleeps in until the next timer, an I/O event or an
+//!   unpark.
 //!
 //! # Parking (the essay)
 //! A worker with nothing to run goes through three stages:
@@ -33,12 +34,22 @@
 //! was the last searcher (a chain of at most one wake per unit of found work). An unpark sets
 //! the parker's state to NOTIFIED before signalling, so a wake that races with a worker about
 //! to sleep is never lost: the worker's final CAS from EMPTY to PARKED fails and it returns.
-//! Unparking the driver owner goes through the driver's own unpark (a condvar today; mio's
-//! eventfd waker when I/O arrives), chosen by the parker's state word
-//! (`PARKED_CONDVAR` vs `PARKED_DRIVER`), so the waker never needs to know who owns it.
+//! Unparking the driver owner goes through the driver's own unpark (`driver::Unpark`),
+//! chosen by the parker's state word (`PARKED_CONDVAR` vs `PARKED_DRIVER`), so the waker
+//! never needs to know who owns it.
+//!
+//! *The I/O driver.* With `enable_io` the driver owner blocks in `epoll_wait` (mio's `Poll`)
+//! with the next timer deadline as its timeout, dispatches the I/O events it got (setting
+//! readiness and waking the socket's tasks, which pushes them on the inject queue or this
+//! worker's queue), then fires due timers. A wake from another thread reaches it through
+//! mio's eventfd `Waker`; the wake is *coalesced*: an `AtomicBool` "wake pending" is set by
+//! every unpark but only the one that flips it false → true writes the eventfd, and the owner
+//! clears it right after `epoll_wait` returns, so a burst of wakes while it sleeps costs one
+//! syscall (see `runtime/io/mod.rs`). The time handle uses the same `Unpark` when a timer
+//! earlier than the owner's timeout is registered.
 //!
 //! Busy workers still poll the driver without blocking every `event_interval` ticks (if it is
-//! free), so timers fire — and, later, I/O is read — even when no worker is idle.
+//! free), so timers fire and I/O readiness is collected even when no worker is idle.
 //!
 //! *Hand-off.* The driver is only held *while parked*. When the owner wakes to run work (a
 //! timer fired for one of its tasks, or it was unparked), that work may block for a long time
@@ -46,7 +57,9 @@
 //! the driver: nobody would fire timers or read I/O. So a worker leaving the driver wakes one
 //! sleeper (the ordinary `notify_parked`, which skips the wake if a worker is searching — a
 //! searcher parks, and takes the driver, soon anyway); the woken worker finds nothing to do,
-//! parks, and wins the driver's `try_lock`. `tests/fairness.rs` has the scenario that failed
+//! parks, and wins the driver's `try_lock` — and from then on it, not the busy former owner,
+//! blocks in `epoll_wait`, so sockets are read while the long-running task runs.
+//! `tests/fairness.rs` has the scenario that failed
 //! (a timer 366 ms late behind a 400 ms blocking poll) before this was added. Timers registered
 //! with an earlier deadline than the one the owner sleeps until unpark the driver, which then
 //! re-arms its timeout.
@@ -64,8 +77,10 @@
 //!    of the owned-task list (every worker helps; each task is cancelled once), and hands its
 //!    core back.
 //! 3. The last core handed back drains every run queue (dropping the `Notified`s of the
-//!    already-cancelled tasks) and shuts the driver down, which drops every timer's waker.
-//! 4. `Runtime::drop` waits for the worker threads (or `shutdown_timeout` gives up waiting).
+//!    already-cancelled tasks) and shuts the driver down, which drops every timer's waker and
+//!    marks every socket registration shut down (their I/O futures then return an error).
+//! 4. `Runtime::drop` closes the blocking pool (queued closures are cancelled, running ones
+//!    waited for) and waits for the worker threads (or `shutdown_timeout` gives up waiting).
 
 pub(crate) mod current_thread;
 pub(crate) mod multi_thread;

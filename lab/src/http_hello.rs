@@ -1,0 +1,245 @@
+//! `http_hello`: a hyper 1.x HTTP/1.1 "Hello, world!" server on each runtime, driven by a load
+//! generator in another process.
+//!
+//! Requests per second and latency are not a "time one future" micro workload, so this is its
+//! own command, `weft-lab http-hello`: for each runtime the lab starts a child process
+//! (`weft-lab __http_server`) that serves `GET /` on 127.0.0.1 (an ephemeral port, printed on
+//! stdout) with the runtime's own sockets and hyper adapter ([`Net::hyper_io`]); the parent is
+//! the load generator — the *same* client for every runtime (a tokio runtime with a fixed
+//! number of keep-alive connections, each sending one request at a time for a fixed
+//! duration) — and records every request's latency. Every response is validated (status 200,
+//! body `Hello, world!`); a bad response fails the row.
+//!
+//! Architecture Invariant: the server code is written once, generic over [`Adapter`]; the
+//! load generator never changes with the runtime under test.
+
+use std::convert::Infallible;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::adapter::{Adapter, Net, RtConfig};
+use crate::runtimes::{self, async_std::CHILD_ENV, RuntimeId};
+use crate::stats;
+
+const BODY: &[u8] = b"Hello, world!";
+
+/// One runtime's row.
+#[derive(Debug, Clone, Serialize)]
+pub struct HttpRow {
+    pub runtime: String,
+    pub requests: u64,
+    pub requests_per_s: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub errors: u64,
+}
+
+/// The server: accept forever, one hyper HTTP/1.1 connection task per socket.
+async fn serve<R: Adapter>(on_ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
+    let (listener, addr) = <R::Net as Net>::bind_loopback().await.map_err(|e| format!("bind: {e}"))?;
+    on_ready(addr);
+    loop {
+        let stream = match <R::Net as Net>::accept(&listener).await {
+            Ok(s) => s,
+            Err(_) => continue, // one bad accept never stops the server
+        };
+        let io = <R::Net as Net>::hyper_io(stream);
+        R::detach(R::spawn(async move {
+            let service = hyper::service::service_fn(|_req| async {
+                Ok::<_, Infallible>(hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(BODY))))
+            });
+            let _ = hyper::server::conn::http1::Builder::new().header_read_timeout(None).serve_connection(io, service).await;
+        }));
+    }
+}
+
+fn serve_on<R: Adapter>(config: &RtConfig) -> Result<(), String> {
+    let runtime = R::build(config).map_err(|e| format!("building the runtime failed: {e}"))?;
+    runtime.block_on(serve::<R>(|addr| {
+        use std::io::Write;
+        println!("listening on {addr}");
+        let _ = std::io::stdout().flush();
+    }))
+}
+
+/// `weft-lab __http_server`: serve until killed.
+pub fn server_main(runtime: RuntimeId, workers: usize) -> Result<(), String> {
+    let config = RtConfig::new(runtime.flavor(), workers);
+    match runtime {
+        RuntimeId::WeftMt | RuntimeId::WeftCt => serve_on::<runtimes::weft::Weft>(&config),
+        RuntimeId::TokioMt | RuntimeId::TokioCt => serve_on::<runtimes::tokio::Tokio>(&config),
+        RuntimeId::Smol => serve_on::<runtimes::smol::Smol>(&config),
+        RuntimeId::AsyncStd => serve_on::<runtimes::async_std::AsyncStd>(&config),
+    }
+}
+
+/// Kills the child server when dropped (also on early returns).
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs every runtime's server for `rounds` interleaved rounds (runtime A, B, …, then A, B, …
+/// again, a fresh server process each time, `duration / rounds` of load each), so a noisy
+/// neighbour on a shared machine hurts every runtime alike instead of whichever ran then.
+pub fn measure(exe: &Path, chosen: &[RuntimeId], workers: usize, connections: usize, duration: Duration, rounds: usize) -> Result<Vec<HttpRow>, String> {
+    let rounds = rounds.max(1);
+    let per_round = duration / rounds as u32;
+    let mut latencies_us: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
+    let mut elapsed = vec![Duration::ZERO; chosen.len()];
+    let mut errors = vec![0u64; chosen.len()];
+    for _ in 0..rounds {
+        for (i, &rt) in chosen.iter().enumerate() {
+            let (lat, errs, took) = one_round(exe, rt, workers, connections, per_round)?;
+            latencies_us[i].extend(lat.iter().map(|d| d.as_nanos() as f64 / 1_000.0));
+            elapsed[i] += took;
+            errors[i] += errs;
+        }
+    }
+    Ok(chosen
+        .iter()
+        .enumerate()
+        .map(|(i, rt)| {
+            let us = &latencies_us[i];
+            let pct = |p| if us.is_empty() { f64::NAN } else { stats::percentile(us, p) };
+            HttpRow {
+                runtime: rt.name().to_string(),
+                requests: us.len() as u64,
+                requests_per_s: us.len() as f64 / elapsed[i].as_secs_f64(),
+                p50_us: pct(50.0),
+                p99_us: pct(99.0),
+                p999_us: pct(99.9),
+                errors: errors[i],
+            }
+        })
+        .collect())
+}
+
+/// Starts `rt`'s server in a child, drives it for `duration`, stops it.
+fn one_round(exe: &Path, rt: RuntimeId, workers: usize, connections: usize, duration: Duration) -> Result<(Vec<Duration>, u64, Duration), String> {
+    let mut child = Child(
+        Command::new(exe)
+            .args(["__http_server", "--runtime", rt.name(), "--workers", &workers.to_string()])
+            .env(CHILD_ENV, "1")
+            .env("ASYNC_STD_THREAD_COUNT", workers.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("starting the {} server: {e}", rt.name()))?,
+    );
+    let mut line = String::new();
+    let stdout = child.0.stdout.take().ok_or("no stdout")?;
+    BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
+    let addr: SocketAddr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .and_then(|a| a.parse().ok())
+        .ok_or_else(|| format!("{} server did not print `listening on ADDR` (got {line:?})", rt.name()))?;
+    let out = drive(addr, connections, duration)?;
+    drop(child);
+    Ok(out)
+}
+
+/// The load generator: `connections` keep-alive connections, one request in flight each.
+fn drive(addr: SocketAddr, connections: usize, duration: Duration) -> Result<(Vec<Duration>, u64, Duration), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let start = Instant::now();
+        let deadline = start + duration;
+        let tasks: Vec<_> = (0..connections).map(|_| tokio::spawn(client(addr, deadline))).collect();
+        let mut all = Vec::new();
+        let mut errors = 0;
+        for t in tasks {
+            match t.await {
+                Ok(Ok(lat)) => all.extend(lat),
+                Ok(Err(_)) | Err(_) => errors += 1,
+            }
+        }
+        Ok((all, errors, start.elapsed()))
+    })
+}
+
+async fn client(addr: SocketAddr, deadline: Instant) -> Result<Vec<Duration>, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    s.set_nodelay(true).map_err(|e| e.to_string())?;
+    let request = b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n";
+    let mut lat = Vec::with_capacity(1 << 16);
+    let mut buf = vec![0u8; 4096];
+    while Instant::now() < deadline {
+        let t0 = Instant::now();
+        s.write_all(request).await.map_err(|e| e.to_string())?;
+        // Read one response: headers, then a Content-Length body.
+        let mut have = 0;
+        let (head_end, body_len) = loop {
+            let n = s.read(&mut buf[have..]).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err("server closed the connection".into());
+            }
+            have += n;
+            if let Some(end) = find(&buf[..have], b"\r\n\r\n") {
+                let head = std::str::from_utf8(&buf[..end]).map_err(|_| "non-UTF-8 head")?;
+                if !head.starts_with("HTTP/1.1 200") {
+                    return Err(format!("bad status: {head}"));
+                }
+                let len = head
+                    .lines()
+                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>()))
+                    .ok_or("no content-length")?
+                    .map_err(|_| "bad content-length")?;
+                break (end + 4, len);
+            }
+            if have == buf.len() {
+                return Err("response head too large".into());
+            }
+        };
+        while have < head_end + body_len {
+            let n = s.read(&mut buf[have..]).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err("server closed mid-body".into());
+            }
+            have += n;
+        }
+        if &buf[head_end..head_end + body_len] != BODY || have != head_end + body_len {
+            return Err("wrong body".into());
+        }
+        lat.push(t0.elapsed());
+    }
+    Ok(lat)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The Markdown table, with ratios to tokio-mt when it was measured.
+pub fn markdown(rows: &[HttpRow], workers: usize, connections: usize, duration: Duration, rounds: usize) -> String {
+    let mut out = format!(
+        "## http_hello — hyper HTTP/1.1 \"Hello, world!\", {connections} keep-alive connections, {:.1} s per runtime in {rounds} interleaved rounds, {workers} server workers\n\n\
+         | runtime | requests/s | p50 | p99 | p99.9 | errors | req/s ÷ tokio-mt | p99 ÷ tokio-mt |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        duration.as_secs_f64()
+    );
+    let tokio = rows.iter().find(|r| r.runtime == "tokio-mt");
+    for r in rows {
+        let (rps, p99) = match tokio {
+            Some(t) => (format!("{:.2}×", r.requests_per_s / t.requests_per_s), format!("{:.2}×", r.p99_us / t.p99_us)),
+            None => ("–".into(), "–".into()),
+        };
+        out += &format!(
+            "| {} | {:.0} | {:.0} µs | {:.0} µs | {:.0} µs | {} | {} | {} |\n",
+            r.runtime, r.requests_per_s, r.p50_us, r.p99_us, r.p999_us, r.errors, rps, p99
+        );
+    }
+    out
+}

@@ -1,0 +1,19 @@
+//! Asynchronous I/O traits and helpers, tokio-shaped.
+//!
+//! weft's sockets implement tokio's `AsyncRead`/`AsyncWrite` (the `tokio` crate is a
+//! dependency with *no* runtime features: only its trait definitions and `io-util` helpers)
+//! and futures-io's `AsyncRead`/`AsyncWrite`. Re-exporting tokio's traits, rather than
+//! defining look-alikes, is what makes `use weft as tokio;` code, tokio-util codecs and
+//! tokio-rustls work on weft sockets unchanged. `Interest` and `Ready` are weft's own (tokio
+//! only exposes them with its `net` feature, which would pull in its reactor).
+
+mod ready;
+
+pub use ready::{Interest, Ready};
+
+pub use tokio::io::{
+    copy, copy_bidirectional, copy_buf, duplex, empty, join, repeat, sink, split, AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt,
+    AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, DuplexStream, Empty, Join, Lines,
+    ReadBuf, ReadHalf, Repeat, SeekFrom, Sink, Split, Take, WriteHalf,
+};
+pub use std::io::{Error, ErrorKind, Result};

@@ -1,0 +1,79 @@
+//! `TcpListener`: a listening socket whose `accept` waits on the I/O driver.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::task::{Context, Poll};
+
+use super::TcpStream;
+use crate::net::addr::{each_addr, ToSocketAddrs};
+use crate::runtime::io::registration::PollEvented;
+use crate::runtime::io::scheduled_io::Direction;
+
+/// A TCP listener (tokio's `TcpListener`).
+pub struct TcpListener {
+    io: PollEvented<mio::net::TcpListener>,
+}
+
+impl TcpListener {
+    /// Binds to the first of `addr`'s addresses that works (SO_REUSEADDR set, backlog 1024).
+    pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
+        each_addr(addr, |a| async move { TcpListener::new(mio::net::TcpListener::bind(a)?) }).await
+    }
+
+    #[track_caller]
+    fn new(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
+        Ok(TcpListener { io: PollEvented::new(listener)? })
+    }
+
+    /// Wraps a std listener (it is switched to non-blocking mode). Must be called inside a
+    /// runtime with I/O enabled.
+    #[track_caller]
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        listener.set_nonblocking(true)?;
+        TcpListener::new(mio::net::TcpListener::from_std(listener))
+    }
+
+    /// Deregisters and returns the std listener (still non-blocking).
+    pub fn into_std(self) -> io::Result<std::net::TcpListener> {
+        use std::os::fd::{FromRawFd, IntoRawFd};
+        let mio = self.io.into_inner()?;
+        // SAFETY: `into_raw_fd` hands over sole ownership of a valid listening socket fd.
+        Ok(unsafe { std::net::TcpListener::from_raw_fd(mio.into_raw_fd()) })
+    }
+
+    /// Accepts a connection.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        std::future::poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// Polls for a connection (for hand-written futures and accept loops).
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        let (stream, addr) = std::task::ready!(self.io.registration().poll_io(cx, Direction::Read, || self.io.get_ref().accept()))?;
+        Poll::Ready(TcpStream::new(stream).map(|s| (s, addr)))
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr()
+    }
+
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.io.get_ref().ttl()
+    }
+
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.io.get_ref().set_ttl(ttl)
+    }
+}
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.io.get_ref().fmt(f)
+    }
+}
+
+impl std::os::fd::AsRawFd for TcpListener {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.io.get_ref().as_raw_fd()
+    }
+}

@@ -1,0 +1,11 @@
+//! TCP: `TcpListener`, `TcpStream` and its split halves.
+
+mod listener;
+mod socket;
+pub mod split;
+mod stream;
+
+pub use listener::TcpListener;
+pub use socket::TcpSocket;
+pub use stream::TcpStream;
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};

@@ -1,0 +1,77 @@
+//! `TcpSocket`: an unconnected TCP socket for setting options before `bind`/`listen`/
+//! `connect` (tokio's `TcpSocket`), built on `socket2`.
+
+use std::io;
+use std::net::SocketAddr;
+
+use super::{TcpListener, TcpStream};
+
+/// A TCP socket not yet connected or listening.
+#[derive(Debug)]
+pub struct TcpSocket {
+    inner: socket2::Socket,
+}
+
+impl TcpSocket {
+    pub fn new_v4() -> io::Result<TcpSocket> {
+        TcpSocket::new(socket2::Domain::IPV4)
+    }
+    pub fn new_v6() -> io::Result<TcpSocket> {
+        TcpSocket::new(socket2::Domain::IPV6)
+    }
+    fn new(domain: socket2::Domain) -> io::Result<TcpSocket> {
+        let inner = socket2::Socket::new(domain, socket2::Type::STREAM.nonblocking().cloexec(), Some(socket2::Protocol::TCP))?;
+        Ok(TcpSocket { inner })
+    }
+    pub fn set_reuseaddr(&self, on: bool) -> io::Result<()> {
+        self.inner.set_reuse_address(on)
+    }
+    pub fn reuseaddr(&self) -> io::Result<bool> {
+        self.inner.reuse_address()
+    }
+    pub fn set_reuseport(&self, on: bool) -> io::Result<()> {
+        self.inner.set_reuse_port(on)
+    }
+    pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
+        self.inner.set_send_buffer_size(size as usize)
+    }
+    pub fn send_buffer_size(&self) -> io::Result<u32> {
+        self.inner.send_buffer_size().map(|n| n as u32)
+    }
+    pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
+        self.inner.set_recv_buffer_size(size as usize)
+    }
+    pub fn recv_buffer_size(&self) -> io::Result<u32> {
+        self.inner.recv_buffer_size().map(|n| n as u32)
+    }
+    pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
+        self.inner.set_nodelay(on)
+    }
+    pub fn set_linger(&self, dur: Option<std::time::Duration>) -> io::Result<()> {
+        self.inner.set_linger(dur)
+    }
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()?.as_socket().ok_or_else(|| io::Error::other("not an IP socket"))
+    }
+    pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
+        self.inner.bind(&addr.into())
+    }
+    /// Starts listening; needs a runtime with I/O.
+    #[track_caller]
+    pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
+        self.inner.listen(backlog.min(i32::MAX as u32) as i32)?;
+        TcpListener::from_std(self.inner.into())
+    }
+    /// Connects; needs a runtime with I/O.
+    pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
+        match self.inner.connect(&addr.into()) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        let std: std::net::TcpStream = self.inner.into();
+        let stream = TcpStream::new(mio::net::TcpStream::from_std(std))?;
+        stream.connect_finish().await?;
+        Ok(stream)
+    }
+}

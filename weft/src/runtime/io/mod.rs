@@ -1,0 +1,248 @@
+//! The I/O driver: a `mio::Poll` (epoll on Linux) owned by whichever worker parks in the
+//! runtime driver, and the registrations of every socket of the runtime.
+//!
+//! # Glossary
+//! * **registration** — one `mio::event::Source` (a socket) registered once, edge-triggered,
+//!   for reads and writes. Its shared state is a `ScheduledIo` (`scheduled_io.rs`): cached
+//!   readiness stamped with a tick, and the wakers of the tasks waiting on it.
+//! * **token** — the `mio::Token` of a registration: the address of its `ScheduledIo`. The
+//!   driver turns an event's token back into `&ScheduledIo` without a lookup.
+//! * **turn** — one `Poll::poll` call plus dispatch of its events. Turns are numbered (mod
+//!   2^16); the number is the *tick* stamped on readiness.
+//! * **driver owner** — the thread parked in the runtime driver (see the parking essay in
+//!   `scheduler/mod.rs`): it alone holds the `Driver` (`Poll` + `Events`) and runs turns.
+//!
+//! # Who may touch what
+//! * `Driver` (the `Poll`, the `Events` buffer, the tick): only the owner, by `&mut`.
+//! * `Handle` (the `mio::Registry`, the mio `Waker`, the registration set): any thread.
+//!   Registering and deregistering go through the registry (thread-safe in mio) and the
+//!   `registrations` mutex.
+//! * A `ScheduledIo`: its readiness word by atomics (driver sets, tasks clear by tick); its
+//!   waiters under its own small lock.
+//!
+//! # Lifetime of a token (why freeing is deferred)
+//! The token is a raw address, so the `ScheduledIo` must outlive every event that can still
+//! carry it. Each one is kept alive by the handle's registration set (an `Arc`). Dropping a
+//! socket (a) deregisters it from mio *before* its fd closes (so the kernel stops reporting
+//! it and no fd is leaked or, worse, reused while still registered), then (b) moves its
+//! `ScheduledIo` from the set to `pending_release`. Events for it may already sit in the
+//! `Events` buffer of a turn in progress, so the driver frees `pending_release` only at the
+//! *start of its next turn*, when no event of the previous `poll` is left to dispatch. A token
+//! (address) therefore cannot be reused by a new registration while an event for its old
+//! owner can still be delivered. When 16 releases pile up the releasing thread wakes the
+//! driver, so an idle runtime does not hold the memory of closed sockets indefinitely.
+//!
+//! # Waking the driver (coalesced)
+//! A thread that needs the owner out of `epoll_wait` (a task woken for a worker parked in
+//! the driver, an earlier timer) calls `Waker::wake`, one `eventfd` write. To keep repeated
+//! wakes at one syscall, an `AtomicBool` `wake_pending` is set by the waker; only the call
+//! that flips it false → true writes the eventfd. The owner clears it (AcqRel swap) right
+//! after `poll` returns: a wake that found it already set happened before that clear, so
+//! the owner, which is awake and about to look at the queues and timers, sees its effects
+//! through the swap's Acquire. A stale eventfd edge only costs one spurious return.
+//!
+//! # Shutdown, as steps
+//! 1. The last worker out takes the `Driver` (scheduler shutdown) and calls `shutdown`.
+//! 2. The registration set is closed (new registrations fail with an error) and every
+//!    `ScheduledIo` gets its `SHUTDOWN` bit, waking its waiters; their next poll returns
+//!    the error "a weft runtime was found, but it is being shut down".
+//! 3. Sockets still alive deregister normally when dropped (the registry outlives the
+//!    `Poll`; deregistering from a closed epoll set is harmless).
+//!
+//! Rejected: a slab of `ScheduledIo`s indexed by token with generation bits (tokio's old
+//! design) — it needs a lock or a lock-free slab on every registration and bounds the number
+//! of sockets by the generation width; an `Arc` per registration plus deferred release gives
+//! the same no-reuse guarantee with a plain allocation.
+
+#[cfg(all(test, loom))]
+mod loom_wake;
+pub(crate) mod registration;
+pub(crate) mod scheduled_io;
+
+use std::collections::HashMap;
+use std::io;
+use std::time::Duration;
+
+use crate::io::Ready;
+use crate::loom::lock;
+use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
+use crate::loom::sync::{Arc, Mutex};
+use scheduled_io::ScheduledIo;
+
+/// The token of the mio `Waker` (never the address of a `ScheduledIo`, which is aligned).
+const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
+/// Released registrations that make the releasing thread wake the driver to free them.
+const RELEASE_BACKLOG_WAKE: usize = 16;
+/// Events fetched per turn; more wait for the next turn (edge-triggered: not lost).
+const EVENTS_CAPACITY: usize = 1024;
+
+/// Owned by the driver owner.
+pub(crate) struct Driver {
+    poll: mio::Poll,
+    events: mio::Events,
+    tick: u16,
+}
+
+/// Shared by every thread of the runtime.
+pub(crate) struct Handle {
+    registry: mio::Registry,
+    registrations: Mutex<Registrations>,
+    pub(crate) waker: Arc<Waker>,
+}
+
+struct Registrations {
+    /// Live registrations, keyed by token (address).
+    live: HashMap<usize, Arc<ScheduledIo>>,
+    /// Deregistered, freed at the start of the next turn.
+    pending_release: Vec<Arc<ScheduledIo>>,
+    is_shutdown: bool,
+}
+
+/// The coalescing mio waker (see "Waking the driver").
+pub(crate) struct Waker {
+    waker: mio::Waker,
+    pending: WakeCoalescer,
+}
+
+impl Waker {
+    pub(crate) fn wake(&self) {
+        if self.pending.should_signal() {
+            if let Err(e) = self.waker.wake() {
+                panic!("weft: waking the I/O driver failed (eventfd write): {e}");
+            }
+        }
+    }
+}
+
+/// The "wake pending" flag that coalesces driver wake-ups (the syscall-free half of `Waker`,
+/// separate so the loom model can check the protocol without an eventfd).
+pub(crate) struct WakeCoalescer {
+    wake_pending: AtomicBool,
+}
+
+impl WakeCoalescer {
+    pub(crate) fn new() -> WakeCoalescer {
+        WakeCoalescer { wake_pending: AtomicBool::new(false) }
+    }
+
+    /// Waker side: true if this caller must make the syscall (it flipped false → true).
+    pub(crate) fn should_signal(&self) -> bool {
+        // AcqRel: Release publishes what the waker did before waking (pairs with the Acquire
+        // of `clear`); only the false → true flip pays the syscall.
+        !self.wake_pending.swap(true, AcqRel)
+    }
+
+    /// Driver side, right after `poll` returned: later wakes must signal again.
+    pub(crate) fn clear(&self) {
+        // AcqRel: the Acquire half pairs with `should_signal`'s Release, so the effects of a
+        // wake that found the flag already set (and skipped the syscall) are visible to the
+        // driver, which is awake and about to look for work.
+        self.wake_pending.swap(false, AcqRel);
+    }
+}
+
+impl Driver {
+    pub(crate) fn new() -> io::Result<(Driver, Handle)> {
+        let poll = mio::Poll::new()?;
+        let registry = poll.registry().try_clone()?;
+        let waker = mio::Waker::new(poll.registry(), WAKE_TOKEN)?;
+        let handle = Handle {
+            registry,
+            registrations: Mutex::new(Registrations {
+                live: HashMap::new(),
+                pending_release: Vec::new(),
+                is_shutdown: false,
+            }),
+            waker: Arc::new(Waker { waker, pending: WakeCoalescer::new() }),
+        };
+        Ok((Driver { poll, events: mio::Events::with_capacity(EVENTS_CAPACITY), tick: 0 }, handle))
+    }
+
+    /// One turn: free released registrations, poll (at most `timeout`), dispatch events.
+    pub(crate) fn turn(&mut self, handle: &Handle, timeout: Option<Duration>) {
+        // No event of the previous poll is left to dispatch: released tokens may be freed.
+        let released = std::mem::take(&mut lock(&handle.registrations).pending_release);
+        drop(released);
+
+        self.tick = self.tick.wrapping_add(1);
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => panic!("weft: epoll_wait failed in the I/O driver: {e}"),
+        }
+        handle.waker.pending.clear();
+
+        for event in self.events.iter() {
+            if event.token() == WAKE_TOKEN {
+                continue;
+            }
+            let ready = Ready::from_mio(event).as_usize();
+            let ptr = event.token().0 as *const ScheduledIo;
+            // SAFETY: the token is the address of a `ScheduledIo` kept alive by the handle's
+            // registration set or its `pending_release` list, which is freed only at the
+            // start of the next turn (module doc, "Lifetime of a token").
+            let io = unsafe { &*ptr };
+            io.set_readiness(self.tick, ready);
+        }
+    }
+
+    /// Marks every registration shut down and wakes its waiters.
+    pub(crate) fn shutdown(&mut self, handle: &Handle) {
+        let live: Vec<Arc<ScheduledIo>> = {
+            let mut regs = lock(&handle.registrations);
+            regs.is_shutdown = true;
+            regs.live.values().cloned().collect()
+        };
+        for io in live {
+            io.shutdown();
+        }
+    }
+}
+
+impl Handle {
+    /// Registers `source` for reads and writes (edge-triggered) and returns its state.
+    pub(crate) fn add_source(&self, source: &mut impl mio::event::Source) -> io::Result<Arc<ScheduledIo>> {
+        let io = Arc::new(ScheduledIo::new());
+        let token = mio::Token(&*io as *const ScheduledIo as usize);
+        {
+            let mut regs = lock(&self.registrations);
+            if regs.is_shutdown {
+                return Err(shutdown_error());
+            }
+            regs.live.insert(token.0, io.clone());
+        }
+        if let Err(e) = self.registry.register(source, token, mio::Interest::READABLE | mio::Interest::WRITABLE) {
+            self.release(&io);
+            return Err(e);
+        }
+        Ok(io)
+    }
+
+    /// Deregisters `source` from epoll (call before its fd closes) and releases its state.
+    pub(crate) fn deregister_source(&self, io: &Arc<ScheduledIo>, source: &mut impl mio::event::Source) -> io::Result<()> {
+        let res = self.registry.deregister(source);
+        self.release(io);
+        res
+    }
+
+    fn release(&self, io: &Arc<ScheduledIo>) {
+        let key = &**io as *const ScheduledIo as usize;
+        let backlog = {
+            let mut regs = lock(&self.registrations);
+            if let Some(io) = regs.live.remove(&key) {
+                regs.pending_release.push(io);
+            }
+            regs.pending_release.len()
+        };
+        // Many sockets dropped while the driver sleeps: wake it so a turn frees them (the
+        // memory of a closed socket is not held hostage by an idle runtime).
+        if backlog == RELEASE_BACKLOG_WAKE {
+            self.waker.wake();
+        }
+    }
+}
+
+/// The error I/O futures return once their runtime is shutting down.
+pub(crate) fn shutdown_error() -> io::Error {
+    io::Error::other("a weft runtime was found, but it is being shut down (the I/O driver is gone)")
+}
