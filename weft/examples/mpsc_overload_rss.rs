@@ -43,7 +43,7 @@ fn main() {
         let mut received = 0usize;
         while let Some(msg) = rx.recv().await {
             received += msg.len() / MESSAGE_BYTES;
-            if received % 100 == 0 {
+            if received.is_multiple_of(100) {
                 weft::time::sleep(Duration::from_millis(1)).await; // a slow consumer
             }
         }
