@@ -41,6 +41,9 @@ enum Command {
     Report { dir: PathBuf },
     /// Timer lateness (p50/p99/max of elapsed − requested) per runtime.
     Lateness(LatenessArgs),
+    /// TCP echo over loopback: messages/s and round-trip p50/p99/p99.9 per runtime.
+    #[command(name = "tcp-echo")]
+    TcpEcho(TcpEchoArgs),
     /// Internal: take one sample in this process and print `ok <ns>`.
     #[command(name = "__sample", hide = true)]
     Sample(SampleArgs),
@@ -62,6 +65,21 @@ struct LatenessArgs {
     timers: u64,
     /// Writes OUT/lateness.md and OUT/lateness.json.
     #[arg(long, default_value = "lab-results/lateness")]
+    out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct TcpEchoArgs {
+    #[command(flatten)]
+    selection: Selection,
+    /// Interleaved rounds (a fresh runtime per round).
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Round trips per round (shared by 64 connections).
+    #[arg(long, default_value_t = 100_000)]
+    messages: u64,
+    /// Writes OUT/tcp_echo.md and OUT/tcp_echo.json.
+    #[arg(long, default_value = "lab-results/tcp-echo")]
     out: PathBuf,
 }
 
@@ -205,6 +223,7 @@ pub fn main() -> ExitCode {
         Some(Command::Sweep(args)) => sweep_command(args),
         Some(Command::Report { dir }) => report_command(&dir),
         Some(Command::Lateness(args)) => lateness_command(args),
+        Some(Command::TcpEcho(args)) => tcp_echo_command(args),
         Some(Command::Sample(args)) => sample_command(args),
         Some(Command::HttpHello(args)) => http_hello_command(args),
         Some(Command::HttpServer(args)) => {
@@ -439,6 +458,22 @@ fn http_hello_command(args: HttpHelloArgs) -> Result<ExitCode, String> {
     println!("\nwrote {}/http_hello.{{md,json}}", args.out.display());
     let errors: u64 = rows.iter().map(|r| r.errors).sum();
     Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn tcp_echo_command(args: TcpEchoArgs) -> Result<ExitCode, String> {
+    let default = [RuntimeId::WeftMt, RuntimeId::WeftCt, RuntimeId::TokioMt, RuntimeId::TokioCt, RuntimeId::Smol];
+    let chosen = runtimes(&args.selection, &default)?;
+    let workers = args.selection.workers.unwrap_or_else(default_workers);
+    let rounds = args.rounds.max(1);
+    let rows = crate::echo_latency::measure(&chosen, workers, rounds, args.messages.max(1))?;
+    let md = crate::echo_latency::markdown(&rows, rounds, args.messages, workers);
+    print!("{md}");
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
+    std::fs::write(args.out.join("tcp_echo.md"), &md).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+    std::fs::write(args.out.join("tcp_echo.json"), json).map_err(|e| e.to_string())?;
+    println!("\nwrote {}/tcp_echo.{{md,json}}", args.out.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn sample_command(args: SampleArgs) -> Result<ExitCode, String> {

@@ -15,7 +15,7 @@
 mod channels;
 mod compute;
 mod locks;
-mod net;
+pub mod net;
 mod panics;
 mod spawn;
 mod timers;
