@@ -3,7 +3,7 @@
 //! Per tick the worker takes the next task from, in order: the LIFO slot, its local queue,
 //! the injection queue (every `global_queue_interval` ticks the injection queue goes first,
 //! so remote work is never starved by a busy local queue), a sibling's queue (stealing half),
-//! and finally it spins briefly and parks (see the parking essay in `scheduler/mod.rs`).
+//! and finally it parks (see the parking essay in `scheduler/mod.rs`: why it does not spin).
 //! Every `event_interval` ticks it polls the driver without blocking, and checks for
 //! shutdown.
 //!
@@ -27,9 +27,6 @@ use crate::task::{Id, JoinHandle, Notified};
 
 /// Consecutive LIFO-slot polls before the slot's task is sent to the back of the queue.
 const MAX_LIFO_POLLS: u32 = 3;
-/// Rounds of read-only queue checks before parking (each round is one `spin_loop` hint and a
-/// few loads; 64 rounds are a few microseconds, far less than a futex sleep and wake).
-const SPIN_ROUNDS: u32 = 64;
 
 pub(crate) type Task = Notified<Arc<Handle>>;
 
@@ -128,9 +125,6 @@ impl Context {
                 core = self.run_task(task, core);
                 continue;
             }
-            if self.spin_for_work(&core) {
-                continue;
-            }
             core = self.park(core);
         }
         // Cancel every task (all workers help; each task is cancelled exactly once).
@@ -184,24 +178,6 @@ impl Context {
             }
         }
         self.shared().inject.pop()
-    }
-
-    /// Read-only look for work for a few microseconds before paying for a sleep.
-    fn spin_for_work(&self, core: &Core) -> bool {
-        let shared = self.shared();
-        for _ in 0..SPIN_ROUNDS {
-            crate::loom::spin_loop();
-            if core.is_shutdown || !shared.inject.is_empty() {
-                return true;
-            }
-            if core.is_searching || shared.idle.num_searching() == 0 {
-                // Only look at siblings when we would be allowed to steal.
-                if shared.remotes.iter().enumerate().any(|(i, r)| i != self.index && r.steal.len() > 1) {
-                    return true;
-                }
-            }
-        }
-        false
     }
 
     fn run_task(&self, task: Task, mut core: Box<Core>) -> Box<Core> {
