@@ -34,12 +34,10 @@ pub fn measure(chosen: &[RuntimeId], workers: usize, rounds: usize, messages: u6
     for _ in 0..rounds {
         for (i, &rt) in chosen.iter().enumerate() {
             let config = RtConfig::new(rt.flavor(), workers);
-            let (secs, lat) = match rt {
-                RuntimeId::WeftMt | RuntimeId::WeftCt => round::<runtimes::weft::Weft>(&config, messages),
-                RuntimeId::TokioMt | RuntimeId::TokioCt => round::<runtimes::tokio::Tokio>(&config, messages),
-                RuntimeId::Smol => round::<runtimes::smol::Smol>(&config, messages),
-                RuntimeId::AsyncStd => return Err("async-std cannot be dropped in process; leave it out of `tcp-echo`".into()),
+            if rt.in_child() {
+                return Err("async-std cannot be dropped in process; leave it out of `tcp-echo`".into());
             }
+            let (secs, lat) = runtimes::dispatch(rt, Round { config: &config, messages })
             .map_err(|e| format!("{}: {e}", rt.name()))?;
             rates[i].push(messages as f64 / secs);
             lat_us[i].extend(lat.into_iter().map(|ns| ns as f64 / 1_000.0));
@@ -57,6 +55,19 @@ pub fn measure(chosen: &[RuntimeId], workers: usize, rounds: usize, messages: u6
             p999_us: stats::percentile(&lat_us[i], 99.9),
         })
         .collect())
+}
+
+/// One round of `messages` round trips on a freshly built runtime.
+struct Round<'a> {
+    config: &'a RtConfig,
+    messages: u64,
+}
+
+impl runtimes::WithAdapter for Round<'_> {
+    type Output = Result<(f64, Vec<u64>), String>;
+    fn run<R: Adapter>(self) -> Self::Output {
+        round::<R>(self.config, self.messages)
+    }
 }
 
 /// One round on a freshly built runtime: (wall seconds, round-trip latencies in ns).

@@ -70,13 +70,14 @@ fn serve_on<R: Adapter>(config: &RtConfig) -> Result<(), String> {
 
 /// `weft-lab __http_server`: serve until killed.
 pub fn server_main(runtime: RuntimeId, workers: usize) -> Result<(), String> {
-    let config = RtConfig::new(runtime.flavor(), workers);
-    match runtime {
-        RuntimeId::WeftMt | RuntimeId::WeftCt => serve_on::<runtimes::weft::Weft>(&config),
-        RuntimeId::TokioMt | RuntimeId::TokioCt => serve_on::<runtimes::tokio::Tokio>(&config),
-        RuntimeId::Smol => serve_on::<runtimes::smol::Smol>(&config),
-        RuntimeId::AsyncStd => serve_on::<runtimes::async_std::AsyncStd>(&config),
+    struct Serve(RtConfig);
+    impl runtimes::WithAdapter for Serve {
+        type Output = Result<(), String>;
+        fn run<R: Adapter>(self) -> Result<(), String> {
+            serve_on::<R>(&self.0)
+        }
     }
+    runtimes::dispatch(runtime, Serve(RtConfig::new(runtime.flavor(), workers)))
 }
 
 /// Kills the child server when dropped (also on early returns).

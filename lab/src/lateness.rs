@@ -38,12 +38,10 @@ pub fn measure(chosen: &[RuntimeId], workers: usize, rounds: usize, timers: u64)
     for _ in 0..rounds {
         for (i, &rt) in chosen.iter().enumerate() {
             let config = RtConfig::new(rt.flavor(), workers);
-            let samples = match rt {
-                RuntimeId::WeftMt | RuntimeId::WeftCt => round::<runtimes::weft::Weft>(&config, timers),
-                RuntimeId::TokioMt | RuntimeId::TokioCt => round::<runtimes::tokio::Tokio>(&config, timers),
-                RuntimeId::Smol => round::<runtimes::smol::Smol>(&config, timers),
-                RuntimeId::AsyncStd => return Err("async-std cannot be dropped in process; leave it out of `lateness`".into()),
+            if rt.in_child() {
+                return Err("async-std cannot be dropped in process; leave it out of `lateness`".into());
             }
+            let samples = runtimes::dispatch(rt, Round { config: &config, timers })
             .map_err(|e| format!("{}: {e}", rt.name()))?;
             for late_ns in samples {
                 if late_ns < 0 {
@@ -70,6 +68,19 @@ pub fn measure(chosen: &[RuntimeId], workers: usize, rounds: usize, timers: u64)
             }
         })
         .collect())
+}
+
+/// One round of `timers` sleeps on a freshly built runtime.
+struct Round<'a> {
+    config: &'a RtConfig,
+    timers: u64,
+}
+
+impl runtimes::WithAdapter for Round<'_> {
+    type Output = Result<Vec<i128>, String>;
+    fn run<R: Adapter>(self) -> Self::Output {
+        round::<R>(self.config, self.timers)
+    }
 }
 
 /// One round on a freshly built runtime: lateness of each sleep in ns (negative = early).

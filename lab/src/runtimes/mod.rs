@@ -2,7 +2,7 @@
 //! into a monomorphised call of a workload on that runtime's adapter.
 //!
 //! Adding a runtime: write `runtimes/NAME.rs` (an [`Adapter`](crate::adapter::Adapter)), add a
-//! [`RuntimeId`] variant with its name, and a line in [`sample_in_process`].
+//! [`RuntimeId`] variant with its name, and a line in [`dispatch`].
 //!
 //! Architecture Invariant: [`sample_in_process`] builds the runtime, runs one sample and drops
 //! it before returning, so no other runtime's threads exist while a sample is timed. Runtimes
@@ -13,6 +13,7 @@ pub mod async_std;
 pub mod hyper_io;
 pub mod smol;
 pub mod tokio;
+mod tokio_shaped;
 pub mod weft;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -125,15 +126,35 @@ impl RuntimeId {
     }
 }
 
+/// Work to do with one runtime's adapter *type*; [`dispatch`] picks the type for an id.
+/// (A generic closure would do, if Rust had them.)
+pub trait WithAdapter {
+    type Output;
+    fn run<R: Adapter>(self) -> Self::Output;
+}
+
+/// The one `match` from a [`RuntimeId`] to its adapter type: every command that runs
+/// something on a runtime goes through here, so adding a runtime is one line.
+pub fn dispatch<W: WithAdapter>(id: RuntimeId, work: W) -> W::Output {
+    match id {
+        RuntimeId::WeftMt | RuntimeId::WeftCt => work.run::<weft::Weft>(),
+        RuntimeId::TokioMt | RuntimeId::TokioCt => work.run::<tokio::Tokio>(),
+        RuntimeId::Smol => work.run::<smol::Smol>(),
+        RuntimeId::AsyncStd => work.run::<async_std::AsyncStd>(),
+    }
+}
+
 /// Builds `id` with `config`, runs one sample of `workload` at `scale`, drops the runtime.
 /// A panic anywhere (build, workload, drop) becomes [`Outcome::Failed`].
 pub fn sample_in_process(id: RuntimeId, config: &RtConfig, workload: Workload, scale: u64) -> Outcome {
-    match id {
-        RuntimeId::WeftMt | RuntimeId::WeftCt => sample_with::<weft::Weft>(config, workload, scale),
-        RuntimeId::TokioMt | RuntimeId::TokioCt => sample_with::<tokio::Tokio>(config, workload, scale),
-        RuntimeId::Smol => sample_with::<smol::Smol>(config, workload, scale),
-        RuntimeId::AsyncStd => sample_with::<async_std::AsyncStd>(config, workload, scale),
+    struct Sample<'a>(&'a RtConfig, Workload, u64);
+    impl WithAdapter for Sample<'_> {
+        type Output = Outcome;
+        fn run<R: Adapter>(self) -> Outcome {
+            sample_with::<R>(self.0, self.1, self.2)
+        }
     }
+    dispatch(id, Sample(config, workload, scale))
 }
 
 fn sample_with<R: Adapter>(config: &RtConfig, workload: Workload, scale: u64) -> Outcome {
