@@ -120,7 +120,9 @@ pub trait Channels: 'static {
     type BroadcastSender<T: Clone + Send + Sync + 'static>: Send + Sync + 'static;
     type BroadcastReceiver<T: Clone + Send + Sync + 'static>: Send + 'static;
     /// A broadcast channel holding at least `capacity` values.
-    fn broadcast<T: Clone + Send + Sync + 'static>(capacity: usize) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>);
+    fn broadcast<T: Clone + Send + Sync + 'static>(
+        capacity: usize,
+    ) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>);
     fn subscribe<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>) -> Self::BroadcastReceiver<T>;
     fn broadcast_send<T: Clone + Send + Sync + 'static>(
         tx: &Self::BroadcastSender<T>,
@@ -133,7 +135,10 @@ pub trait Channels: 'static {
     type Semaphore: Send + Sync + 'static;
     fn semaphore(permits: usize) -> Self::Semaphore;
     /// Runs `work` while holding one permit.
-    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(sem: &'a Self::Semaphore, work: F) -> impl Future<Output = F::Output> + Send + 'a;
+    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(
+        sem: &'a Self::Semaphore,
+        work: F,
+    ) -> impl Future<Output = F::Output> + Send + 'a;
 
     type Mutex<T: Send + 'static>: Send + Sync + 'static;
     fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T>;
@@ -158,8 +163,14 @@ pub trait Net: 'static {
     fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send;
     fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_;
     fn connect(addr: std::net::SocketAddr) -> impl Future<Output = std::io::Result<Self::Stream>> + Send;
-    fn read_exact<'a>(stream: &'a mut Self::Stream, buf: &'a mut [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a;
-    fn write_all<'a>(stream: &'a mut Self::Stream, buf: &'a [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a;
+    fn read_exact<'a>(
+        stream: &'a mut Self::Stream,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'a;
+    fn write_all<'a>(
+        stream: &'a mut Self::Stream,
+        buf: &'a [u8],
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'a;
 }
 
 /// The channel kit of a runtime that has no channels yet. It cannot be constructed: the runner
@@ -203,24 +214,35 @@ impl Channels for NotYet {
     fn subscribe<T: Clone + Send + Sync + 'static>(tx: &NotYet) -> NotYet {
         match *tx {}
     }
-    fn broadcast_send<T: Clone + Send + Sync + 'static>(tx: &NotYet, _: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+    fn broadcast_send<T: Clone + Send + Sync + 'static>(
+        tx: &NotYet,
+        _: T,
+    ) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
         std::future::ready(match *tx {})
     }
-    fn broadcast_recv<T: Clone + Send + Sync + 'static>(rx: &mut NotYet) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
+    fn broadcast_recv<T: Clone + Send + Sync + 'static>(
+        rx: &mut NotYet,
+    ) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
         std::future::ready(match *rx {})
     }
     type Semaphore = NotYet;
     fn semaphore(_: usize) -> NotYet {
         unreachable!("{NOT_YET}")
     }
-    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(sem: &'a NotYet, _: F) -> impl Future<Output = F::Output> + Send + 'a {
+    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(
+        sem: &'a NotYet,
+        _: F,
+    ) -> impl Future<Output = F::Output> + Send + 'a {
         std::future::ready(match *sem {})
     }
     type Mutex<T: Send + 'static> = NotYet;
     fn mutex<T: Send + 'static>(_: T) -> NotYet {
         unreachable!("{NOT_YET}")
     }
-    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a NotYet, _: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
+    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(
+        m: &'a NotYet,
+        _: impl FnOnce(&mut T) -> R + Send + 'a,
+    ) -> impl Future<Output = R> + Send + 'a {
         std::future::ready(match *m {})
     }
 }

@@ -91,7 +91,8 @@ pub fn compare(current: &Results, baseline: &Results, threshold: f64) -> Vec<Com
 
 /// The comparison as text, regressions marked.
 pub fn render(comparisons: &[Comparison], name: &str, threshold: f64) -> String {
-    let mut out = format!("compared with baseline {name:?} (regression: whole 95% CI above +{:.0}%)\n", threshold * 100.0);
+    let mut out =
+        format!("compared with baseline {name:?} (regression: whole 95% CI above +{:.0}%)\n", threshold * 100.0);
     for c in comparisons {
         out.push_str(&format!(
             "{:<10} {:<22} {:>9} {:<9} baseline {:>10} now {:>10}  {:.3}× [{:.3}, {:.3}]\n",

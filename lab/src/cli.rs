@@ -17,7 +17,11 @@ use crate::workloads::{Workload, SPECS};
 use crate::{baseline, report, sweep};
 
 #[derive(Parser, Debug)]
-#[command(name = "weft-lab", version, about = "Benchmarks weft against tokio, smol and async-std, fairly, with statistics.")]
+#[command(
+    name = "weft-lab",
+    version,
+    about = "Benchmarks weft against tokio, smol and async-std, fairly, with statistics."
+)]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
@@ -227,7 +231,8 @@ pub fn main() -> ExitCode {
         Some(Command::Sample(args)) => sample_command(args),
         Some(Command::HttpHello(args)) => http_hello_command(args),
         Some(Command::HttpServer(args)) => {
-            let runtime = RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
+            let runtime =
+                RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
             runtime.and_then(|rt| crate::http_hello::server_main(rt, args.workers)).map(|()| ExitCode::SUCCESS)
         }
     };
@@ -248,7 +253,11 @@ fn runtimes(selection: &Selection, default: &[RuntimeId]) -> Result<Vec<RuntimeI
     if selection.runtimes.is_empty() {
         return Ok(default.to_vec());
     }
-    selection.runtimes.iter().map(|name| RuntimeId::by_name(name.trim()).ok_or_else(|| format!("unknown runtime {name:?}"))).collect()
+    selection
+        .runtimes
+        .iter()
+        .map(|name| RuntimeId::by_name(name.trim()).ok_or_else(|| format!("unknown runtime {name:?}")))
+        .collect()
 }
 
 /// The cells of a micro run: selected workloads × profile scales × contenders.
@@ -309,7 +318,12 @@ fn write_run(out: &Path, results: &Results) -> Result<PathBuf, String> {
 }
 
 fn failures(results: &Results) -> Vec<String> {
-    results.results.iter().filter(|r| r.status == "failed").map(|r| format!("{} {} {}: {}", r.workload, r.scale, r.runtime, r.error.as_deref().unwrap_or("failed"))).collect()
+    results
+        .results
+        .iter()
+        .filter(|r| r.status == "failed")
+        .map(|r| format!("{} {} {}: {}", r.workload, r.scale, r.runtime, r.error.as_deref().unwrap_or("failed")))
+        .collect()
 }
 
 fn micro(args: MicroArgs, _who: &str) -> Result<ExitCode, String> {
@@ -331,7 +345,11 @@ fn micro(args: MicroArgs, _who: &str) -> Result<ExitCode, String> {
     if let (Some(base), Some(name)) = (baseline, &args.compare_baseline) {
         let comparisons = baseline::compare(&results, &base, threshold);
         print!("{}", baseline::render(&comparisons, name, threshold));
-        let regressed: Vec<String> = comparisons.iter().filter(|c| c.regressed).map(|c| format!("{} {} {}", c.workload, c.scale, c.runtime)).collect();
+        let regressed: Vec<String> = comparisons
+            .iter()
+            .filter(|c| c.regressed)
+            .map(|c| format!("{} {} {}", c.workload, c.scale, c.runtime))
+            .collect();
         if !regressed.is_empty() {
             eprintln!("regressions against baseline {name:?}: {}", regressed.join("; "));
             code = ExitCode::FAILURE;
@@ -363,7 +381,9 @@ fn baseline_save(name: &str, from: Option<PathBuf>, mut args: MicroArgs) -> Resu
     let results = match from {
         Some(dir) => {
             let path = dir.join("results.json");
-            Results::from_json(&std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?)?
+            Results::from_json(
+                &std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+            )?
         }
         None => {
             args.selection.runtimes.retain(|r| !r.is_empty());
@@ -397,7 +417,12 @@ fn sweep_command(args: SweepArgs) -> Result<ExitCode, String> {
         exe: this_exe()?,
         sample_timeout: Duration::from_secs(args.selection.sample_timeout),
     };
-    eprintln!("sweep: {} cells × {} settings × {} rounds", cells.len(), contenders.len(), options.reps + options.warmup);
+    eprintln!(
+        "sweep: {} cells × {} settings × {} rounds",
+        cells.len(),
+        contenders.len(),
+        options.reps + options.warmup
+    );
     let measured = measure::run(&cells, &options);
     let best = sweep::best_settings(&measured);
     let table = sweep::render(&best);
@@ -413,7 +438,8 @@ fn sweep_command(args: SweepArgs) -> Result<ExitCode, String> {
     let dir = args.out.join(format!("sweep-{}", timestamp_dir()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("results.json"), results.to_json()).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&best).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&best).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     std::fs::write(dir.join("sweep.md"), format!("# weft-lab sweep\n\n{table}")).map_err(|e| e.to_string())?;
     println!("wrote {}/{{results.json,sweep.json,sweep.md}}", dir.display());
     Ok(if failures(&results).is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -421,7 +447,9 @@ fn sweep_command(args: SweepArgs) -> Result<ExitCode, String> {
 
 fn report_command(dir: &Path) -> Result<ExitCode, String> {
     let path = dir.join("results.json");
-    let results = Results::from_json(&std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?)?;
+    let results = Results::from_json(
+        &std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+    )?;
     report::write_all(dir, &results).map_err(|e| e.to_string())?;
     print!("{}", report::terminal(&results));
     println!("wrote {}/{{report.md,report.html}}", dir.display());
@@ -448,7 +476,8 @@ fn http_hello_command(args: HttpHelloArgs) -> Result<ExitCode, String> {
     let chosen = runtimes(&args.selection, &RuntimeId::ALL)?;
     let workers = args.selection.workers.unwrap_or_else(default_workers);
     let duration = std::time::Duration::from_secs_f64(args.seconds.max(0.1));
-    let rows = crate::http_hello::measure(&this_exe()?, &chosen, workers, args.connections.max(1), duration, args.rounds)?;
+    let rows =
+        crate::http_hello::measure(&this_exe()?, &chosen, workers, args.connections.max(1), duration, args.rounds)?;
     let md = crate::http_hello::markdown(&rows, workers, args.connections, duration, args.rounds.max(1));
     print!("{md}");
     std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
@@ -479,7 +508,11 @@ fn tcp_echo_command(args: TcpEchoArgs) -> Result<ExitCode, String> {
 fn sample_command(args: SampleArgs) -> Result<ExitCode, String> {
     let runtime = RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime))?;
     let workload = Workload::by_name(&args.workload).ok_or_else(|| format!("unknown workload {:?}", args.workload))?;
-    let config = RtConfig { global_queue_interval: args.global_queue_interval, event_interval: args.event_interval, ..RtConfig::new(runtime.flavor(), args.workers) };
+    let config = RtConfig {
+        global_queue_interval: args.global_queue_interval,
+        event_interval: args.event_interval,
+        ..RtConfig::new(runtime.flavor(), args.workers)
+    };
     measure::child_main(runtime, &config, workload, args.scale, args.warmup);
     Ok(ExitCode::SUCCESS)
 }

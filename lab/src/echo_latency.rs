@@ -38,7 +38,7 @@ pub fn measure(chosen: &[RuntimeId], workers: usize, rounds: usize, messages: u6
                 return Err("async-std cannot be dropped in process; leave it out of `tcp-echo`".into());
             }
             let (secs, lat) = runtimes::dispatch(rt, Round { config: &config, messages })
-            .map_err(|e| format!("{}: {e}", rt.name()))?;
+                .map_err(|e| format!("{}: {e}", rt.name()))?;
             rates[i].push(messages as f64 / secs);
             lat_us[i].extend(lat.into_iter().map(|ns| ns as f64 / 1_000.0));
         }
@@ -75,7 +75,9 @@ fn round<R: Adapter>(config: &RtConfig, messages: u64) -> Result<(f64, Vec<u64>)
     let runtime = R::build(config).map_err(|e| format!("building the runtime failed: {e}"))?;
     let start = Instant::now();
     let out = runtime.block_on(async move {
-        R::join(R::spawn(echo_session::<R>(messages, true))).await.map_err(|_| "the echo session panicked".to_string())?
+        R::join(R::spawn(echo_session::<R>(messages, true)))
+            .await
+            .map_err(|_| "the echo session panicked".to_string())?
     });
     let secs = start.elapsed().as_secs_f64();
     drop(runtime);
@@ -94,7 +96,9 @@ pub fn markdown(rows: &[EchoRow], rounds: usize, messages: u64, workers: usize) 
          runtime, {workers} workers, fresh runtime per round; every echo validated. msgs/s is the median \
          over rounds; latencies pool every round trip.\n\n"
     ));
-    s.push_str("| runtime | msgs/s | p50 | p99 | p99.9 | msgs/s ÷ tokio | p99 ÷ tokio |\n|---|---|---|---|---|---|---|\n");
+    s.push_str(
+        "| runtime | msgs/s | p50 | p99 | p99.9 | msgs/s ÷ tokio | p99 ÷ tokio |\n|---|---|---|---|---|---|---|\n",
+    );
     for r in rows {
         let (rate_ratio, p99_ratio) = match baseline(&r.runtime) {
             Some(b) => (format!("{:.2}×", r.msgs_per_sec / b.msgs_per_sec), format!("{:.2}×", r.p99_us / b.p99_us)),

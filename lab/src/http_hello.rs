@@ -54,7 +54,10 @@ async fn serve<R: Adapter>(on_ready: impl FnOnce(SocketAddr)) -> Result<(), Stri
             let service = hyper::service::service_fn(|_req| async {
                 Ok::<_, Infallible>(hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(BODY))))
             });
-            let _ = hyper::server::conn::http1::Builder::new().header_read_timeout(None).serve_connection(io, service).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .header_read_timeout(None)
+                .serve_connection(io, service)
+                .await;
         }));
     }
 }
@@ -93,7 +96,14 @@ impl Drop for Child {
 /// Runs every runtime's server for `rounds` interleaved rounds (runtime A, B, …, then A, B, …
 /// again, a fresh server process each time, `duration / rounds` of load each), so a noisy
 /// neighbour on a shared machine hurts every runtime alike instead of whichever ran then.
-pub fn measure(exe: &Path, chosen: &[RuntimeId], workers: usize, connections: usize, duration: Duration, rounds: usize) -> Result<Vec<HttpRow>, String> {
+pub fn measure(
+    exe: &Path,
+    chosen: &[RuntimeId],
+    workers: usize,
+    connections: usize,
+    duration: Duration,
+    rounds: usize,
+) -> Result<Vec<HttpRow>, String> {
     let rounds = rounds.max(1);
     let per_round = duration / rounds as u32;
     let mut latencies_us: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
@@ -127,7 +137,13 @@ pub fn measure(exe: &Path, chosen: &[RuntimeId], workers: usize, connections: us
 }
 
 /// Starts `rt`'s server in a child, drives it for `duration`, stops it.
-fn one_round(exe: &Path, rt: RuntimeId, workers: usize, connections: usize, duration: Duration) -> Result<(Vec<Duration>, u64, Duration), String> {
+fn one_round(
+    exe: &Path,
+    rt: RuntimeId,
+    workers: usize,
+    connections: usize,
+    duration: Duration,
+) -> Result<(Vec<Duration>, u64, Duration), String> {
     let mut child = Child(
         Command::new(exe)
             .args(["__http_server", "--runtime", rt.name(), "--workers", &workers.to_string()])
@@ -154,7 +170,11 @@ fn one_round(exe: &Path, rt: RuntimeId, workers: usize, connections: usize, dura
 
 /// The load generator: `connections` keep-alive connections, one request in flight each.
 fn drive(addr: SocketAddr, connections: usize, duration: Duration) -> Result<(Vec<Duration>, u64, Duration), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
     rt.block_on(async move {
         let start = Instant::now();
         let deadline = start + duration;
@@ -196,7 +216,9 @@ async fn client(addr: SocketAddr, deadline: Instant) -> Result<Vec<Duration>, St
                 }
                 let len = head
                     .lines()
-                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>()))
+                    .find_map(|l| {
+                        l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>())
+                    })
                     .ok_or("no content-length")?
                     .map_err(|_| "bad content-length")?;
                 break (end + 4, len);

@@ -41,8 +41,8 @@ pub fn measure(chosen: &[RuntimeId], workers: usize, rounds: usize, timers: u64)
             if rt.in_child() {
                 return Err("async-std cannot be dropped in process; leave it out of `lateness`".into());
             }
-            let samples = runtimes::dispatch(rt, Round { config: &config, timers })
-            .map_err(|e| format!("{}: {e}", rt.name()))?;
+            let samples =
+                runtimes::dispatch(rt, Round { config: &config, timers }).map_err(|e| format!("{}: {e}", rt.name()))?;
             for late_ns in samples {
                 if late_ns < 0 {
                     early[i] += 1;

@@ -87,7 +87,14 @@ pub struct Measured {
 
 /// Takes one sample of `workload` at `scale` on `contender`, in this process unless the runtime
 /// needs a child (see [`child_sample`] for `warmup` and `timeout`).
-pub fn sample(contender: &Contender, workload: Workload, scale: u64, exe: &Path, warmup: bool, timeout: Duration) -> Outcome {
+pub fn sample(
+    contender: &Contender,
+    workload: Workload,
+    scale: u64,
+    exe: &Path,
+    warmup: bool,
+    timeout: Duration,
+) -> Outcome {
     if contender.runtime.in_child() {
         child_sample(contender, workload, scale, exe, warmup, timeout)
     } else {
@@ -98,7 +105,14 @@ pub fn sample(contender: &Contender, workload: Workload, scale: u64, exe: &Path,
 /// Takes one sample in a `weft-lab __sample` child; with `warmup` the child first runs the
 /// workload once untimed. A child still running after `timeout` is killed and the sample fails
 /// (a hung runtime cannot hang the lab).
-pub fn child_sample(contender: &Contender, workload: Workload, scale: u64, exe: &Path, warmup: bool, timeout: Duration) -> Outcome {
+pub fn child_sample(
+    contender: &Contender,
+    workload: Workload,
+    scale: u64,
+    exe: &Path,
+    warmup: bool,
+    timeout: Duration,
+) -> Outcome {
     let config = &contender.config;
     let mut command = Command::new(exe);
     command
@@ -145,7 +159,10 @@ pub fn child_sample(contender: &Contender, workload: Workload, scale: u64, exe: 
     }
     let reply = stdout.lines().last().unwrap_or("").trim();
     match reply.split_once(' ').unwrap_or((reply, "")) {
-        ("ok", ns) => ns.parse().map(|ns| Outcome::Time(Duration::from_nanos(ns))).unwrap_or_else(|_| Outcome::Failed(format!("bad child reply {reply:?}"))),
+        ("ok", ns) => ns
+            .parse()
+            .map(|ns| Outcome::Time(Duration::from_nanos(ns)))
+            .unwrap_or_else(|_| Outcome::Failed(format!("bad child reply {reply:?}"))),
         ("notyet", _) => Outcome::NotYet,
         ("failed", why) => Outcome::Failed(why.to_string()),
         _ => Outcome::Failed(format!("sample child exited with {status} and replied {reply:?}")),
@@ -178,7 +195,10 @@ fn estimate_us(contender: &Contender, workload: Workload, scale: u64) -> u64 {
 /// Runs every cell, interleaved as described in the module docs.
 pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
     let rounds = options.warmup + options.reps;
-    let total: u64 = cells.iter().flat_map(|c| c.contenders.iter().map(move |k| estimate_us(k, c.workload, c.scale) * rounds as u64)).sum();
+    let total: u64 = cells
+        .iter()
+        .flat_map(|c| c.contenders.iter().map(move |k| estimate_us(k, c.workload, c.scale) * rounds as u64))
+        .sum();
     let bar = if options.quiet { ProgressBar::hidden() } else { ProgressBar::new(total) };
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30.cyan/blue}] {percent:>3}%  ETA {eta:>4}  {msg}")
@@ -191,7 +211,14 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
         let mut measured: Vec<Measured> = cell
             .contenders
             .iter()
-            .map(|k| Measured { workload: cell.workload, scale: cell.scale, runtime: k.runtime, label: k.label.clone(), status: Status::Ok, samples_ns: Vec::new() })
+            .map(|k| Measured {
+                workload: cell.workload,
+                scale: cell.scale,
+                runtime: k.runtime,
+                label: k.label.clone(),
+                status: Status::Ok,
+                samples_ns: Vec::new(),
+            })
             .collect();
         for round in 0..rounds {
             let k = cell.contenders.len();
@@ -203,7 +230,10 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
                     continue;
                 }
                 bar.set_message(format!("{} {} {}", cell.workload.name(), scale_label(cell.scale), contender.label));
-                watchdog.arm(options.sample_timeout, format!("{} {} on {}", cell.workload.name(), cell.scale, contender.label));
+                watchdog.arm(
+                    options.sample_timeout,
+                    format!("{} {} on {}", cell.workload.name(), cell.scale, contender.label),
+                );
                 let outcome = sample(contender, cell.workload, cell.scale, &options.exe, true, options.sample_timeout);
                 watchdog.disarm();
                 match outcome {
@@ -211,7 +241,9 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
                     Outcome::Time(_) => {}
                     Outcome::NotYet => measured[i].status = Status::NotYet,
                     Outcome::Failed(why) => {
-                        bar.suspend(|| eprintln!("FAILED {} {} on {}: {why}", cell.workload.name(), cell.scale, contender.label));
+                        bar.suspend(|| {
+                            eprintln!("FAILED {} {} on {}: {why}", cell.workload.name(), cell.scale, contender.label)
+                        });
                         measured[i].status = Status::Failed(why);
                     }
                 }

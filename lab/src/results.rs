@@ -70,13 +70,18 @@ impl Machine {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu_model = cpuinfo
             .lines()
-            .find_map(|l| l.strip_prefix("model name").and_then(|rest| rest.split_once(':')).map(|(_, v)| v.trim().to_string()))
+            .find_map(|l| {
+                l.strip_prefix("model name").and_then(|rest| rest.split_once(':')).map(|(_, v)| v.trim().to_string())
+            })
             .unwrap_or_else(|| std::env::consts::ARCH.to_string());
         let os = std::fs::read_to_string("/etc/os-release")
             .ok()
-            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string())))
+            .and_then(|t| {
+                t.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
+            })
             .unwrap_or_else(|| std::env::consts::OS.to_string());
-        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default();
+        let kernel =
+            std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default();
         let git_commit = std::process::Command::new("git")
             .args(["rev-parse", "--short", "HEAD"])
             .stderr(std::process::Stdio::null())
@@ -87,7 +92,10 @@ impl Machine {
         let mut crates: BTreeMap<String, String> = BTreeMap::new();
         for entry in env!("WEFT_LAB_CRATES").split(';').filter(|e| !e.is_empty()) {
             if let Some((name, version)) = entry.split_once('=') {
-                crates.entry(name.to_string()).and_modify(|v| *v = format!("{v}, {version}")).or_insert_with(|| version.to_string());
+                crates
+                    .entry(name.to_string())
+                    .and_modify(|v| *v = format!("{v}, {version}"))
+                    .or_insert_with(|| version.to_string());
             }
         }
         Machine {
@@ -266,7 +274,9 @@ pub fn ratios_for(rows: &[Row]) -> Vec<RatioRow> {
     for row in rows {
         let Some(id) = RuntimeId::by_name(&row.runtime) else { continue };
         for baseline in id.baselines() {
-            let found = rows.iter().find(|b| b.workload == row.workload && b.scale == row.scale && b.runtime == baseline.name());
+            let found = rows
+                .iter()
+                .find(|b| b.workload == row.workload && b.scale == row.scale && b.runtime == baseline.name());
             if let Some(r) = found.and_then(|b| ratio(row, b)) {
                 out.push(r);
             }
@@ -303,7 +313,11 @@ impl Results {
 
     /// Runtime labels present, in registry order (unknown labels last, as they appear).
     pub fn runtimes(&self) -> Vec<String> {
-        let mut names: Vec<String> = RuntimeId::ALL.iter().map(|r| r.name().to_string()).filter(|n| self.results.iter().any(|r| &r.runtime == n)).collect();
+        let mut names: Vec<String> = RuntimeId::ALL
+            .iter()
+            .map(|r| r.name().to_string())
+            .filter(|n| self.results.iter().any(|r| &r.runtime == n))
+            .collect();
         for r in &self.results {
             if !names.contains(&r.runtime) {
                 names.push(r.runtime.clone());

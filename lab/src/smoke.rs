@@ -61,12 +61,20 @@ pub fn run(options: &SmokeOptions) -> SmokeReport {
         for &runtime in &options.runtimes {
             let contender = Contender::default_for(runtime, options.workers);
             let start = Instant::now();
-            let outcome = measure::child_sample(&contender, spec.workload, spec.smoke, &options.exe, false, options.timeout);
+            let outcome =
+                measure::child_sample(&contender, spec.workload, spec.smoke, &options.exe, false, options.timeout);
             let wall = start.elapsed();
             let line = match &outcome {
                 Outcome::Time(t) => {
                     report.passed += 1;
-                    format!("ok       {:<22} {:>6} {:<10} {:>10} (child {})", spec.name, spec.smoke, runtime.name(), fmt_time(t.as_nanos() as f64), fmt_time(wall.as_nanos() as f64))
+                    format!(
+                        "ok       {:<22} {:>6} {:<10} {:>10} (child {})",
+                        spec.name,
+                        spec.smoke,
+                        runtime.name(),
+                        fmt_time(t.as_nanos() as f64),
+                        fmt_time(wall.as_nanos() as f64)
+                    )
                 }
                 Outcome::NotYet => {
                     report.skipped += 1;

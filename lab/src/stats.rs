@@ -130,7 +130,13 @@ impl SplitMix64 {
 }
 
 /// Percentile-bootstrap confidence interval of `statistic` over `xs` at `level` (e.g. 0.95).
-pub fn bootstrap_ci(xs: &[f64], statistic: impl Fn(&[f64]) -> f64, resamples: usize, seed: u64, level: f64) -> (f64, f64) {
+pub fn bootstrap_ci(
+    xs: &[f64],
+    statistic: impl Fn(&[f64]) -> f64,
+    resamples: usize,
+    seed: u64,
+    level: f64,
+) -> (f64, f64) {
     if xs.is_empty() {
         return (f64::NAN, f64::NAN);
     }

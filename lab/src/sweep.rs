@@ -31,7 +31,10 @@ pub fn parse_knob(text: &str) -> Result<KnobSpec, String> {
         let known: Vec<&str> = Knob::ALL.iter().map(|k| k.name()).collect();
         format!("unknown knob {name:?} (known: {})", known.join(", "))
     })?;
-    let values = values.split(',').map(|v| v.trim().parse::<u32>().map_err(|_| format!("bad value {v:?} for {name}"))).collect::<Result<Vec<_>, _>>()?;
+    let values = values
+        .split(',')
+        .map(|v| v.trim().parse::<u32>().map_err(|_| format!("bad value {v:?} for {name}")))
+        .collect::<Result<Vec<_>, _>>()?;
     if values.is_empty() || values.contains(&0) {
         return Err(format!("knob {name} needs positive values"));
     }
@@ -42,7 +45,10 @@ pub fn parse_knob(text: &str) -> Result<KnobSpec, String> {
 pub fn grid(knobs: &[KnobSpec]) -> Vec<Vec<(Knob, u32)>> {
     let mut points = vec![Vec::new()];
     for spec in knobs {
-        points = points.into_iter().flat_map(|p| spec.values.iter().map(move |&v| [p.clone(), vec![(spec.knob, v)]].concat())).collect();
+        points = points
+            .into_iter()
+            .flat_map(|p| spec.values.iter().map(move |&v| [p.clone(), vec![(spec.knob, v)]].concat()))
+            .collect();
     }
     points
 }
@@ -95,7 +101,11 @@ pub fn best_settings(measured: &[Measured]) -> Vec<Best> {
         let median = |m: &Measured| stats::median(&as_f64(&m.samples_ns));
         let best = settings.iter().min_by(|a, b| median(a).total_cmp(&median(b))).expect("non-empty");
         let pairs = best.samples_ns.len().min(default.samples_ns.len());
-        let estimate = stats::paired_ratio(&as_f64(&best.samples_ns[..pairs]), &as_f64(&default.samples_ns[..pairs]), stats::BOOTSTRAP_SEED);
+        let estimate = stats::paired_ratio(
+            &as_f64(&best.samples_ns[..pairs]),
+            &as_f64(&default.samples_ns[..pairs]),
+            stats::BOOTSTRAP_SEED,
+        );
         out.push(Best {
             workload,
             scale,
@@ -137,12 +147,16 @@ mod tests {
 
     #[test]
     fn grid_is_the_cartesian_product_projected_per_runtime() {
-        let knobs = vec![parse_knob("worker_threads=1,2").unwrap(), parse_knob("global_queue_interval=31,61,127").unwrap()];
+        let knobs =
+            vec![parse_knob("worker_threads=1,2").unwrap(), parse_knob("global_queue_interval=31,61,127").unwrap()];
         assert_eq!(grid(&knobs).len(), 6);
         assert_eq!(contenders(RuntimeId::TokioMt, &grid(&knobs), 2).len(), 7);
         // smol only has worker_threads: default + 2 distinct settings.
         let smol = contenders(RuntimeId::Smol, &grid(&knobs), 2);
-        assert_eq!(smol.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(), ["smol", "smol[worker_threads=1]", "smol[worker_threads=2]"]);
+        assert_eq!(
+            smol.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(),
+            ["smol", "smol[worker_threads=1]", "smol[worker_threads=2]"]
+        );
         // tokio-ct has no worker_threads: default + 3 intervals.
         assert_eq!(contenders(RuntimeId::TokioCt, &grid(&knobs), 2).len(), 4);
         assert!(parse_knob("nonsense=1").is_err());

@@ -5,7 +5,19 @@
 fn http_hello_runs_and_validates_for_weft_and_tokio() {
     let out = std::env::temp_dir().join(format!("weft-lab-http-{}", std::process::id()));
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
-        .args(["http-hello", "--runtimes", "weft-mt,weft-ct,tokio-mt", "--workers", "2", "--seconds", "0.4", "--rounds", "2", "--connections", "8"])
+        .args([
+            "http-hello",
+            "--runtimes",
+            "weft-mt,weft-ct,tokio-mt",
+            "--workers",
+            "2",
+            "--seconds",
+            "0.4",
+            "--rounds",
+            "2",
+            "--connections",
+            "8",
+        ])
         .arg("--out")
         .arg(&out)
         .status()

@@ -34,7 +34,19 @@ fn results_json_round_trips_with_schema_1_fields() {
     assert_eq!(value["profile"], "quick");
     assert!(value["machine"]["cores"].as_u64().unwrap() >= 1);
     let row = &value["results"][0];
-    for field in ["workload", "scale", "runtime", "samples_ns", "median_ns", "mean_ns", "stddev_ns", "min_ns", "max_ns", "p5_ns", "p95_ns"] {
+    for field in [
+        "workload",
+        "scale",
+        "runtime",
+        "samples_ns",
+        "median_ns",
+        "mean_ns",
+        "stddev_ns",
+        "min_ns",
+        "max_ns",
+        "p5_ns",
+        "p95_ns",
+    ] {
         assert!(row.get(field).is_some(), "results[0] lacks {field}");
     }
     assert_eq!(row["workload"], "spawn_inside");
@@ -58,7 +70,9 @@ fn other_schemas_are_refused() {
 #[test]
 fn ratios_pair_weft_with_its_baselines_and_call_verdicts() {
     let results = sample_results(20_000_000);
-    let find = |w: &str, rt: &str, base: &str| results.ratios.iter().find(|r| r.workload == w && r.runtime == rt && r.baseline == base).cloned();
+    let find = |w: &str, rt: &str, base: &str| {
+        results.ratios.iter().find(|r| r.workload == w && r.runtime == rt && r.baseline == base).cloned()
+    };
     let vs_tokio = find("spawn_inside", "weft-mt", "tokio-mt").unwrap();
     assert!((vs_tokio.median_ratio - 0.2).abs() < 0.01);
     assert_eq!(vs_tokio.verdict, "win");
@@ -82,12 +96,22 @@ fn baseline_compare_flags_only_large_and_certain_slowdowns() {
     // Faster: never a regression.
     assert!(compare(&sample_results(10_000_000), &base, threshold).iter().all(|c| !c.regressed));
     // 20% slower by the median but so noisy that the CI reaches below 1: not flagged.
-    let noisy = assemble(&[measured(SpawnInside, 1_000_000, WeftMt, &[10_000_000, 30_000_000, 24_000_000, 16_000_000, 40_000_000])]);
+    let noisy = assemble(&[measured(
+        SpawnInside,
+        1_000_000,
+        WeftMt,
+        &[10_000_000, 30_000_000, 24_000_000, 16_000_000, 40_000_000],
+    )]);
     let c = compare(&noisy, &base, threshold);
     assert_eq!(c.len(), 1);
     assert!(c[0].ratio.median > 1.1 && c[0].ratio.ci95.0 <= 1.1 && !c[0].regressed, "{c:?}");
     // 15% slower with an interval that dips under +10%: reported, not flagged.
-    let borderline = assemble(&[measured(SpawnInside, 1_000_000, WeftMt, &[23_500_000, 21_800_000, 23_000_000, 24_500_000, 22_000_000])]);
+    let borderline = assemble(&[measured(
+        SpawnInside,
+        1_000_000,
+        WeftMt,
+        &[23_500_000, 21_800_000, 23_000_000, 24_500_000, 22_000_000],
+    )]);
     let c = compare(&borderline, &base, threshold);
     assert!(c[0].ratio.median > 1.1 && c[0].ratio.ci95.0 < 1.1 && !c[0].regressed, "{c:?}");
     // Only weft rows are compared.

@@ -13,16 +13,30 @@ fn exe() -> std::path::PathBuf {
 #[test]
 fn smoke_passes_on_every_runtime() {
     let runtimes = RuntimeId::ALL.to_vec();
-    let report = smoke::run(&SmokeOptions { runtimes, filter: vec![], workers: 2, exe: exe(), verbose: false, timeout: std::time::Duration::from_secs(30) });
+    let report = smoke::run(&SmokeOptions {
+        runtimes,
+        filter: vec![],
+        workers: 2,
+        exe: exe(),
+        verbose: false,
+        timeout: std::time::Duration::from_secs(30),
+    });
     assert!(report.ok(), "{}\n{}", report.summary(), report.failures.join("\n"));
     assert!(report.passed >= 19 * 4 + 16 * 2, "{}", report.summary());
 }
 
 #[test]
 fn sampler_interleaves_and_counts_only_the_counted_rounds() {
-    let contenders = vec![Contender::default_for(RuntimeId::TokioMt, 2), Contender::default_for(RuntimeId::Smol, 2), Contender::default_for(RuntimeId::AsyncStd, 2)];
+    let contenders = vec![
+        Contender::default_for(RuntimeId::TokioMt, 2),
+        Contender::default_for(RuntimeId::Smol, 2),
+        Contender::default_for(RuntimeId::AsyncStd, 2),
+    ];
     let cells = vec![Cell { workload: Workload::SpawnInside, scale: 100, contenders }];
-    let measured = measure::run(&cells, &Options { reps: 3, warmup: 1, quiet: true, exe: exe(), sample_timeout: std::time::Duration::from_secs(60) });
+    let measured = measure::run(
+        &cells,
+        &Options { reps: 3, warmup: 1, quiet: true, exe: exe(), sample_timeout: std::time::Duration::from_secs(60) },
+    );
     assert_eq!(measured.len(), 3);
     for m in &measured {
         assert_eq!(m.status, Status::Ok, "{}", m.label);

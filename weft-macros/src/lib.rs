@@ -112,7 +112,10 @@ fn lit_int(e: &Expr) -> syn::Result<usize> {
 fn expand(args: TokenStream2, item: TokenStream2, kind: Kind) -> syn::Result<TokenStream2> {
     let mut func: ItemFn = syn::parse2(item)?;
     if func.sig.asyncness.is_none() {
-        return Err(syn::Error::new(func.sig.fn_token.span(), "the `async` keyword is missing from the function declaration"));
+        return Err(syn::Error::new(
+            func.sig.fn_token.span(),
+            "the `async` keyword is missing from the function declaration",
+        ));
     }
     if kind == Kind::Test && !func.sig.inputs.is_empty() {
         return Err(syn::Error::new(func.sig.inputs.span(), "test functions cannot take arguments"));
@@ -144,6 +147,10 @@ fn expand(args: TokenStream2, item: TokenStream2, kind: Kind) -> syn::Result<Tok
         }
     };
     func.block = syn::parse2(new_body)?;
-    let test_attr = if kind == Kind::Test { quote! { #[::core::prelude::v1::test] } } else { quote! {} };
+    let test_attr = if kind == Kind::Test {
+        quote! { #[::core::prelude::v1::test] }
+    } else {
+        quote! {}
+    };
     Ok(quote! { #test_attr #func })
 }

@@ -21,7 +21,9 @@ async fn hello(_req: Request<hyper::body::Incoming>) -> Result<Response<Full<Byt
 #[weft::main]
 async fn main() -> std::io::Result<()> {
     let port: u16 = match std::env::args().nth(1) {
-        Some(p) => p.parse().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("bad port {p:?}: {e}")))?,
+        Some(p) => p
+            .parse()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("bad port {p:?}: {e}")))?,
         None => 0,
     };
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;

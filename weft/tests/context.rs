@@ -133,7 +133,8 @@ fn worker_threads_get_names_and_callbacks() {
         .enable_all()
         .build()
         .unwrap();
-    let name = rt.block_on(async { weft::spawn(async { std::thread::current().name().map(str::to_string) }).await.unwrap() });
+    let name =
+        rt.block_on(async { weft::spawn(async { std::thread::current().name().map(str::to_string) }).await.unwrap() });
     assert_eq!(name.as_deref(), Some("lab-worker"));
     drop(rt);
     assert_eq!(started.load(SeqCst), 3);

@@ -27,9 +27,13 @@ fn runtimes() -> Vec<(&'static str, Runtime)> {
 }
 
 /// Echoes the request body back, streamed, and counts bytes in a header-free way.
-async fn echo(req: Request<Incoming>) -> Result<Response<http_body_util::combinators::BoxBody<Bytes, hyper::Error>>, Infallible> {
+async fn echo(
+    req: Request<Incoming>,
+) -> Result<Response<http_body_util::combinators::BoxBody<Bytes, hyper::Error>>, Infallible> {
     match req.uri().path() {
-        "/hello" => Ok(Response::new(Full::new(Bytes::from_static(b"Hello, world!")).map_err(|n: Infallible| match n {}).boxed())),
+        "/hello" => Ok(Response::new(
+            Full::new(Bytes::from_static(b"Hello, world!")).map_err(|n: Infallible| match n {}).boxed(),
+        )),
         _ => Ok(Response::new(req.into_body().boxed())),
     }
 }
@@ -59,7 +63,10 @@ async fn server(http2: bool) -> std::net::SocketAddr {
     addr
 }
 
-fn chunked_body(chunks: usize, size: usize) -> StreamBody<impl futures::Stream<Item = Result<Frame<Bytes>, Infallible>>> {
+fn chunked_body(
+    chunks: usize,
+    size: usize,
+) -> StreamBody<impl futures::Stream<Item = Result<Frame<Bytes>, Infallible>>> {
     let stream = futures::stream::iter((0..chunks).map(move |i| Ok(Frame::data(Bytes::from(vec![i as u8; size])))));
     StreamBody::new(stream)
 }
@@ -75,7 +82,9 @@ fn round_trip(http2: bool) {
                 .build::<_, http_body_util::combinators::BoxBody<Bytes, Infallible>>(WeftConnector::new());
             // Small request.
             let resp = client
-                .request(Request::get(format!("http://{addr}/hello")).body(http_body_util::Empty::new().boxed()).unwrap())
+                .request(
+                    Request::get(format!("http://{addr}/hello")).body(http_body_util::Empty::new().boxed()).unwrap(),
+                )
                 .await
                 .unwrap();
             assert_eq!(resp.status(), 200);
@@ -86,7 +95,11 @@ fn round_trip(http2: bool) {
             let req = Request::post(format!("http://{addr}/echo")).body(chunked_body(64, 16 * 1024).boxed()).unwrap();
             let resp = client.request(req).await.unwrap();
             if !http2 {
-                assert_eq!(resp.headers().get("transfer-encoding").map(|v| v.to_str().unwrap()), Some("chunked"), "{name}");
+                assert_eq!(
+                    resp.headers().get("transfer-encoding").map(|v| v.to_str().unwrap()),
+                    Some("chunked"),
+                    "{name}"
+                );
             }
             let body = resp.into_body().collect().await.unwrap().to_bytes();
             assert_eq!(body.len(), 64 * 16 * 1024, "{name}");
@@ -99,7 +112,11 @@ fn round_trip(http2: bool) {
                 let c = client.clone();
                 hs.push(weft::spawn(async move {
                     let resp = c
-                        .request(Request::get(format!("http://{addr}/hello")).body(http_body_util::Empty::new().boxed()).unwrap())
+                        .request(
+                            Request::get(format!("http://{addr}/hello"))
+                                .body(http_body_util::Empty::new().boxed())
+                                .unwrap(),
+                        )
                         .await
                         .unwrap();
                     resp.into_body().collect().await.unwrap().to_bytes().len()
@@ -156,7 +173,10 @@ fn malformed_http_is_a_typed_parse_error() {
         let client = Client::builder(WeftExecutor::new())
             .timer(WeftTimer::new())
             .build::<_, http_body_util::Empty<Bytes>>(WeftConnector::new());
-        let err = client.request(Request::get(format!("http://{addr}/")).body(http_body_util::Empty::new()).unwrap()).await.unwrap_err();
+        let err = client
+            .request(Request::get(format!("http://{addr}/")).body(http_body_util::Empty::new()).unwrap())
+            .await
+            .unwrap_err();
         let src = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<hyper::Error>());
         assert!(src.is_some_and(|e| e.is_parse()), "{err:?}");
     });

@@ -38,7 +38,10 @@ fn udp_datagrams_keep_boundaries() {
             for i in 0..100u8 {
                 a.send_to(&vec![i; i as usize % 7 + 1], b_addr).await.unwrap();
             }
-            let got = weft::time::timeout(Duration::from_secs(10), recv).await.expect("no datagram lost on loopback").unwrap();
+            let got = weft::time::timeout(Duration::from_secs(10), recv)
+                .await
+                .expect("no datagram lost on loopback")
+                .unwrap();
             assert_eq!(got.len(), 100, "{name}");
             for (i, (d, from)) in got.iter().enumerate() {
                 assert_eq!(d, &vec![i as u8; i % 7 + 1], "{name}");
@@ -154,10 +157,14 @@ fn spawn_blocking_runs_off_the_workers_and_reports_panics() {
         let other = weft::task::spawn_blocking(move || std::thread::current().id() != worker).await.unwrap();
         assert!(other);
         // More closures than threads: they queue, and all run.
-        let hs: Vec<_> = (0..10).map(|i| weft::task::spawn_blocking(move || {
-            std::thread::sleep(Duration::from_millis(5));
-            i
-        })).collect();
+        let hs: Vec<_> = (0..10)
+            .map(|i| {
+                weft::task::spawn_blocking(move || {
+                    std::thread::sleep(Duration::from_millis(5));
+                    i
+                })
+            })
+            .collect();
         let mut sum = 0;
         for h in hs {
             sum += h.await.unwrap();
@@ -172,7 +179,12 @@ fn spawn_blocking_runs_off_the_workers_and_reports_panics() {
 
 #[test]
 fn blocking_threads_exit_after_keep_alive_and_shutdown_timeout_detaches() {
-    let rt = Builder::new_multi_thread().worker_threads(1).enable_all().thread_keep_alive(Duration::from_millis(50)).build().unwrap();
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .thread_keep_alive(Duration::from_millis(50))
+        .build()
+        .unwrap();
     rt.block_on(async { weft::task::spawn_blocking(|| ()).await.unwrap() });
     // A long closure: shutdown_timeout returns without waiting for it.
     let (tx, rx) = std::sync::mpsc::channel::<()>();

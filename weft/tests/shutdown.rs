@@ -11,7 +11,10 @@ use support::{DropCounter, PendingForever};
 /// Spawns, for one runtime: pending-forever tasks (never woken), sleeping tasks, a task
 /// stuck mid-poll during shutdown (multi-thread only), aborted and detached tasks, and tasks
 /// holding their waker in a place outside the runtime. Returns (expected drops, counter).
-fn populate(rt: &weft::runtime::Runtime, mid_poll: bool) -> (usize, DropCounter, Arc<std::sync::Mutex<Vec<std::task::Waker>>>) {
+fn populate(
+    rt: &weft::runtime::Runtime,
+    mid_poll: bool,
+) -> (usize, DropCounter, Arc<std::sync::Mutex<Vec<std::task::Waker>>>) {
     let drops = DropCounter::new();
     let stash: Arc<std::sync::Mutex<Vec<std::task::Waker>>> = Arc::default();
     let polls = Arc::new(AtomicUsize::new(0));

@@ -138,11 +138,20 @@ fn output_of_detached_task_is_dropped_exactly_once() {
     let drops = DropCounter::new();
     let d = drops.clone();
     rt.block_on(async move {
-        let hs: Vec<_> = (0..1000).map(|_| { let t = d.token(); weft::spawn(async move { t }) }).collect();
+        let hs: Vec<_> = (0..1000)
+            .map(|_| {
+                let t = d.token();
+                weft::spawn(async move { t })
+            })
+            .collect();
         // Drop half the handles (detach) and join the other half.
         let mut joined = Vec::new();
         for (i, h) in hs.into_iter().enumerate() {
-            if i % 2 == 0 { drop(h) } else { joined.push(h) }
+            if i % 2 == 0 {
+                drop(h)
+            } else {
+                joined.push(h)
+            }
         }
         for h in joined {
             drop(h.await.unwrap());

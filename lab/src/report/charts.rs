@@ -54,7 +54,12 @@ fn offset(i: usize, n: usize) -> f64 {
 pub fn times(table: &Table) -> Result<String, String> {
     let mut svg = String::new();
     let rows = table.rows.len();
-    let times: Vec<f64> = table.rows.iter().flat_map(|r| r.values.iter()).filter_map(|v| if let Value::Time(t) = v { Some(*t) } else { None }).collect();
+    let times: Vec<f64> = table
+        .rows
+        .iter()
+        .flat_map(|r| r.values.iter())
+        .filter_map(|v| if let Value::Time(t) = v { Some(*t) } else { None })
+        .collect();
     if times.is_empty() {
         return Ok(String::new());
     }
@@ -64,7 +69,10 @@ pub fn times(table: &Table) -> Result<String, String> {
         let root = SVGBackend::with_string(&mut svg, size(rows, SERIES)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{}: median time per runtime (log scale, lower is better)", table.group.name()), ("sans-serif", 18))
+            .caption(
+                format!("{}: median time per runtime (log scale, lower is better)", table.group.name()),
+                ("sans-serif", 18),
+            )
             .margin(12)
             .margin_right(36)
             .x_label_area_size(40)
@@ -89,7 +97,13 @@ pub fn times(table: &Table) -> Result<String, String> {
                 .rows
                 .iter()
                 .enumerate()
-                .filter_map(|(r, row)| if let Value::Time(t) = row.values[i] { Some((t, y_of(r, rows) + offset(i, n))) } else { None })
+                .filter_map(|(r, row)| {
+                    if let Value::Time(t) = row.values[i] {
+                        Some((t, y_of(r, rows) + offset(i, n)))
+                    } else {
+                        None
+                    }
+                })
                 .collect();
             let style = color(runtime).filled();
             chart
@@ -98,7 +112,13 @@ pub fn times(table: &Table) -> Result<String, String> {
                 .label(runtime.clone())
                 .legend(move |(x, y)| Circle::new((x + 8, y), 5, style));
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(SeriesLabelPosition::UpperRight).draw().map_err(|e| e.to_string())?;
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
@@ -109,7 +129,13 @@ pub fn times(table: &Table) -> Result<String, String> {
 pub fn ratios(table: &Table) -> Result<String, String> {
     let mut svg = String::new();
     let rows = table.rows.len();
-    let bounds: Vec<f64> = table.rows.iter().flat_map(|r| r.ratios.iter().flatten()).flat_map(|r| [r.ci95[0], r.ci95[1], r.median_ratio]).filter(|v| v.is_finite() && *v > 0.0).collect();
+    let bounds: Vec<f64> = table
+        .rows
+        .iter()
+        .flat_map(|r| r.ratios.iter().flatten())
+        .flat_map(|r| [r.ci95[0], r.ci95[1], r.median_ratio])
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
     if bounds.is_empty() {
         return Ok(String::new());
     }
@@ -120,7 +146,10 @@ pub fn ratios(table: &Table) -> Result<String, String> {
         let root = SVGBackend::with_string(&mut svg, size(rows, SERIES)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{}: weft ÷ baseline with 95% CI (left of 1 = weft faster)", table.group.name()), ("sans-serif", 18))
+            .caption(
+                format!("{}: weft ÷ baseline with 95% CI (left of 1 = weft faster)", table.group.name()),
+                ("sans-serif", 18),
+            )
             .margin(12)
             .margin_right(36)
             .x_label_area_size(40)
@@ -140,7 +169,10 @@ pub fn ratios(table: &Table) -> Result<String, String> {
             .draw()
             .map_err(|e| e.to_string())?;
         chart
-            .draw_series(std::iter::once(PathElement::new(vec![(1.0, -0.5), (1.0, rows as f64 - 0.5)], BLACK.stroke_width(1))))
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(1.0, -0.5), (1.0, rows as f64 - 0.5)],
+                BLACK.stroke_width(1),
+            )))
             .map_err(|e| e.to_string())?;
         let n = table.pairs.len();
         for (i, (runtime, baseline)) in table.pairs.iter().enumerate() {
@@ -150,7 +182,11 @@ pub fn ratios(table: &Table) -> Result<String, String> {
                 .rows
                 .iter()
                 .enumerate()
-                .filter_map(|(r, row)| row.ratios[i].as_ref().map(|q| (y_of(r, rows) + offset(i, n) * 0.8, [q.ci95[0], q.median_ratio, q.ci95[1]])))
+                .filter_map(|(r, row)| {
+                    row.ratios[i]
+                        .as_ref()
+                        .map(|q| (y_of(r, rows) + offset(i, n) * 0.8, [q.ci95[0], q.median_ratio, q.ci95[1]]))
+                })
                 .collect();
             chart
                 .draw_series(marks.iter().flat_map(|&(y, [low, _, high])| {
@@ -167,7 +203,13 @@ pub fn ratios(table: &Table) -> Result<String, String> {
                 .label(format!("{runtime} ÷ {baseline}"))
                 .legend(move |(x, y)| Circle::new((x + 8, y), 5, style));
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(SeriesLabelPosition::UpperRight).draw().map_err(|e| e.to_string())?;
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)

@@ -19,7 +19,11 @@ pub fn escape(text: &str) -> String {
 
 /// `code` spans in a markdown-ish sentence become `<code>`.
 fn inline_code(text: &str) -> String {
-    escape(text).split('`').enumerate().map(|(i, part)| if i % 2 == 1 { format!("<code>{part}</code>") } else { part.to_string() }).collect()
+    escape(text)
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| if i % 2 == 1 { format!("<code>{part}</code>") } else { part.to_string() })
+        .collect()
 }
 
 /// Renders the whole HTML report.
@@ -30,11 +34,31 @@ pub fn render(results: &Results) -> String {
     let _ = write!(h, "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>weft-lab report</title><style>{STYLE}</style></head><body>");
     let _ = write!(h, "<h1>weft-lab report ({} profile)</h1><ul>", escape(&results.profile));
     let _ = write!(h, "<li>created: {}</li>", escape(&results.created_utc));
-    let _ = write!(h, "<li>machine: {} ({} cores), {}, kernel {}</li>", escape(&m.cpu_model), m.cores, escape(&m.os), escape(&m.kernel));
-    let _ = write!(h, "<li>toolchain: {}; weft-lab {} {}</li>", escape(&m.rustc), escape(&m.lab_version), escape(m.git_commit.as_deref().unwrap_or("")));
+    let _ = write!(
+        h,
+        "<li>machine: {} ({} cores), {}, kernel {}</li>",
+        escape(&m.cpu_model),
+        m.cores,
+        escape(&m.os),
+        escape(&m.kernel)
+    );
+    let _ = write!(
+        h,
+        "<li>toolchain: {}; weft-lab {} {}</li>",
+        escape(&m.rustc),
+        escape(&m.lab_version),
+        escape(m.git_commit.as_deref().unwrap_or(""))
+    );
     let crates: Vec<String> = m.crates.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let _ = write!(h, "<li>crates: {}</li>", escape(&crates.join(", ")));
-    let _ = write!(h, "<li>settings: {} workers, {} warm-up + {} counted rounds, runtimes {}</li></ul>", s.workers, s.warmup, s.reps, escape(&s.runtimes.join(", ")));
+    let _ = write!(
+        h,
+        "<li>settings: {} workers, {} warm-up + {} counted rounds, runtimes {}</li></ul>",
+        s.workers,
+        s.warmup,
+        s.reps,
+        escape(&s.runtimes.join(", "))
+    );
     let _ = write!(h, "<p>Times are medians. Ratios are weft ÷ baseline (lower is better): the median of paired samples with its 95% CI. Green: win (CI below 1); red: lose (CI above 1); grey: tie (CI crosses 1).</p>");
 
     for table in tables(results) {
@@ -62,7 +86,13 @@ pub fn render(results: &Results) -> String {
             for r in &row.ratios {
                 match r {
                     Some(r) => {
-                        let _ = write!(h, "<td class=\"{}\">{} {}</td>", escape(&r.verdict), escape(&fmt_ratio(r)), escape(&r.verdict));
+                        let _ = write!(
+                            h,
+                            "<td class=\"{}\">{} {}</td>",
+                            escape(&r.verdict),
+                            escape(&fmt_ratio(r)),
+                            escape(&r.verdict)
+                        );
                     }
                     None => h.push_str("<td>–</td>"),
                 }

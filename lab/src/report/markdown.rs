@@ -20,11 +20,25 @@ pub fn render(results: &Results) -> String {
     let _ = writeln!(md, "# weft-lab report ({} profile)\n", results.profile);
     let _ = writeln!(md, "- created: {}", results.created_utc);
     let _ = writeln!(md, "- machine: {} ({} cores), {}, kernel {}", m.cpu_model, m.cores, m.os, m.kernel);
-    let _ = writeln!(md, "- toolchain: {}; weft-lab {}{}", m.rustc, m.lab_version, m.git_commit.as_deref().map(|c| format!(" at {c}")).unwrap_or_default());
+    let _ = writeln!(
+        md,
+        "- toolchain: {}; weft-lab {}{}",
+        m.rustc,
+        m.lab_version,
+        m.git_commit.as_deref().map(|c| format!(" at {c}")).unwrap_or_default()
+    );
     let crates: Vec<String> = m.crates.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let _ = writeln!(md, "- crates: {}", crates.join(", "));
     let s = &results.settings;
-    let _ = writeln!(md, "- settings: {} workers, {} warm-up + {} counted rounds, runtimes {}{}\n", s.workers, s.warmup, s.reps, s.runtimes.join(", "), s.filter.as_deref().map(|f| format!(", filter `{f}`")).unwrap_or_default());
+    let _ = writeln!(
+        md,
+        "- settings: {} workers, {} warm-up + {} counted rounds, runtimes {}{}\n",
+        s.workers,
+        s.warmup,
+        s.reps,
+        s.runtimes.join(", "),
+        s.filter.as_deref().map(|f| format!(", filter `{f}`")).unwrap_or_default()
+    );
     let _ = writeln!(md, "Times are medians. Ratios are weft ÷ baseline (lower is better): median of paired samples with its 95% CI; ✅ win = CI below 1, ❌ lose = CI above 1, ≈ tie = CI crosses 1.\n");
 
     for table in tables(results) {
@@ -40,7 +54,11 @@ pub fn render(results: &Results) -> String {
                 Value::Failed(why) => format!("FAILED: {}", why.replace('|', "/")),
                 other => fmt_value(other),
             }));
-            cells.extend(row.ratios.iter().map(|r| r.as_ref().map(|r| format!("{} {}", fmt_ratio(r), verdict_mark(&r.verdict))).unwrap_or_else(|| "–".into())));
+            cells.extend(row.ratios.iter().map(|r| {
+                r.as_ref()
+                    .map(|r| format!("{} {}", fmt_ratio(r), verdict_mark(&r.verdict)))
+                    .unwrap_or_else(|| "–".into())
+            }));
             let _ = writeln!(md, "| {} |", cells.join(" | "));
         }
         let about: Vec<String> = {

@@ -100,7 +100,16 @@ pub fn tables(results: &Results) -> Vec<Table> {
                     ratios: pairs
                         .iter()
                         .map(|(rt, base)| {
-                            results.ratios.iter().find(|r| r.workload == workload.name() && r.scale == scale && &r.runtime == rt && &r.baseline == base).cloned()
+                            results
+                                .ratios
+                                .iter()
+                                .find(|r| {
+                                    r.workload == workload.name()
+                                        && r.scale == scale
+                                        && &r.runtime == rt
+                                        && &r.baseline == base
+                                })
+                                .cloned()
                         })
                         .collect(),
                 })
@@ -132,7 +141,13 @@ pub fn fmt_time(ns: f64) -> String {
     } else {
         (ns / 1e9, "s")
     };
-    let digits = if value >= 100.0 { 0 } else if value >= 10.0 { 1 } else { 2 };
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
     format!("{value:.digits$} {unit}")
 }
 
@@ -168,12 +183,22 @@ pub fn terminal(results: &Results) -> String {
         for row in &table.rows {
             let mut line = vec![row.label()];
             line.extend(row.values.iter().map(fmt_value));
-            line.extend(row.ratios.iter().map(|r| r.as_ref().map(|r| format!("{} {}", fmt_ratio(r), r.verdict)).unwrap_or_else(|| "-".into())));
+            line.extend(
+                row.ratios.iter().map(|r| {
+                    r.as_ref().map(|r| format!("{} {}", fmt_ratio(r), r.verdict)).unwrap_or_else(|| "-".into())
+                }),
+            );
             lines.push(line);
         }
-        let widths: Vec<usize> = (0..lines[0].len()).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
+        let widths: Vec<usize> =
+            (0..lines[0].len()).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
         for (i, line) in lines.iter().enumerate() {
-            let cells: Vec<String> = line.iter().zip(&widths).enumerate().map(|(c, (s, w))| if c == 0 { format!("{s:<w$}") } else { format!("{s:>w$}") }).collect();
+            let cells: Vec<String> = line
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(c, (s, w))| if c == 0 { format!("{s:<w$}") } else { format!("{s:>w$}") })
+                .collect();
             out.push_str(cells.join("  ").trim_end());
             out.push('\n');
             if i == 0 {
@@ -183,7 +208,9 @@ pub fn terminal(results: &Results) -> String {
         }
         out.push('\n');
     }
-    out.push_str("ratio = weft time ÷ baseline time, median of paired samples, [95% bootstrap CI]; < 1 means weft is faster.\n");
+    out.push_str(
+        "ratio = weft time ÷ baseline time, median of paired samples, [95% bootstrap CI]; < 1 means weft is faster.\n",
+    );
     out
 }
 

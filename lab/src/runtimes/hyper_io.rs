@@ -11,7 +11,11 @@ use std::task::{ready, Context, Poll};
 pub struct FuturesIo<S>(pub S);
 
 impl<S: futures_lite::AsyncRead + Unpin> hyper::rt::Read for FuturesIo<S> {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, mut buf: hyper::rt::ReadBufCursor<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        mut buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
         // SAFETY: we only write into the cursor's memory (after zero-filling it below) and
         // advance by exactly the bytes the read reported.
         let raw = unsafe { buf.as_mut() };
@@ -31,7 +35,11 @@ impl<S: futures_lite::AsyncWrite + Unpin> hyper::rt::Write for FuturesIo<S> {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
     }
-    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.get_mut().0).poll_write_vectored(cx, bufs)
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -66,8 +66,14 @@ impl Knob {
 }
 
 impl RuntimeId {
-    pub const ALL: [RuntimeId; 6] =
-        [RuntimeId::WeftMt, RuntimeId::WeftCt, RuntimeId::TokioMt, RuntimeId::TokioCt, RuntimeId::Smol, RuntimeId::AsyncStd];
+    pub const ALL: [RuntimeId; 6] = [
+        RuntimeId::WeftMt,
+        RuntimeId::WeftCt,
+        RuntimeId::TokioMt,
+        RuntimeId::TokioCt,
+        RuntimeId::Smol,
+        RuntimeId::AsyncStd,
+    ];
 
     /// Stable name (JSON contract, `--runtimes`).
     pub fn name(self) -> &'static str {
@@ -105,7 +111,9 @@ impl RuntimeId {
     pub fn supports(self, knob: Knob) -> bool {
         match (self, knob) {
             (RuntimeId::WeftCt | RuntimeId::TokioCt, Knob::WorkerThreads) => false,
-            (RuntimeId::WeftMt | RuntimeId::TokioMt | RuntimeId::Smol | RuntimeId::AsyncStd, Knob::WorkerThreads) => true,
+            (RuntimeId::WeftMt | RuntimeId::TokioMt | RuntimeId::Smol | RuntimeId::AsyncStd, Knob::WorkerThreads) => {
+                true
+            }
             (RuntimeId::WeftMt | RuntimeId::WeftCt | RuntimeId::TokioMt | RuntimeId::TokioCt, _) => true,
             _ => false,
         }

@@ -146,16 +146,23 @@ impl Channels for SmolChannels {
     }
     type BroadcastSender<T: Clone + Send + Sync + 'static> = async_broadcast::Sender<T>;
     type BroadcastReceiver<T: Clone + Send + Sync + 'static> = async_broadcast::Receiver<T>;
-    fn broadcast<T: Clone + Send + Sync + 'static>(capacity: usize) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>) {
+    fn broadcast<T: Clone + Send + Sync + 'static>(
+        capacity: usize,
+    ) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>) {
         async_broadcast::broadcast(capacity)
     }
     fn subscribe<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>) -> Self::BroadcastReceiver<T> {
         tx.new_receiver()
     }
-    fn broadcast_send<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+    fn broadcast_send<T: Clone + Send + Sync + 'static>(
+        tx: &Self::BroadcastSender<T>,
+        value: T,
+    ) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
         async move { tx.broadcast(value).await.map(|_| ()).map_err(|_| Closed) }
     }
-    fn broadcast_recv<T: Clone + Send + Sync + 'static>(rx: &mut Self::BroadcastReceiver<T>) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
+    fn broadcast_recv<T: Clone + Send + Sync + 'static>(
+        rx: &mut Self::BroadcastReceiver<T>,
+    ) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
         async move {
             rx.recv().await.map_err(|e| match e {
                 async_broadcast::RecvError::Overflowed(_) => BroadcastEnd::Lagged,
@@ -167,7 +174,10 @@ impl Channels for SmolChannels {
     fn semaphore(permits: usize) -> Self::Semaphore {
         async_lock::Semaphore::new(permits)
     }
-    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(sem: &'a Self::Semaphore, work: F) -> impl Future<Output = F::Output> + Send + 'a {
+    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(
+        sem: &'a Self::Semaphore,
+        work: F,
+    ) -> impl Future<Output = F::Output> + Send + 'a {
         async move {
             let _permit = sem.acquire().await;
             work.await
@@ -177,7 +187,10 @@ impl Channels for SmolChannels {
     fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
         async_lock::Mutex::new(value)
     }
-    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(m: &'a Self::Mutex<T>, f: impl FnOnce(&mut T) -> R + Send + 'a) -> impl Future<Output = R> + Send + 'a {
+    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(
+        m: &'a Self::Mutex<T>,
+        f: impl FnOnce(&mut T) -> R + Send + 'a,
+    ) -> impl Future<Output = R> + Send + 'a {
         async move { f(&mut *m.lock().await) }
     }
 }
@@ -215,10 +228,16 @@ impl Net for SmolNet {
             Ok(s)
         }
     }
-    fn read_exact<'a>(stream: &'a mut Self::Stream, buf: &'a mut [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+    fn read_exact<'a>(
+        stream: &'a mut Self::Stream,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
         futures_lite::AsyncReadExt::read_exact(stream, buf)
     }
-    fn write_all<'a>(stream: &'a mut Self::Stream, buf: &'a [u8]) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+    fn write_all<'a>(
+        stream: &'a mut Self::Stream,
+        buf: &'a [u8],
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
         futures_lite::AsyncWriteExt::write_all(stream, buf)
     }
 }

@@ -27,7 +27,11 @@ fn kernel(seed: u64, steps: u64) -> u64 {
 
 /// The kernel's value, computed in O(1).
 fn kernel_closed_form(seed: u64, steps: u64) -> u64 {
-    let triangle = if steps.is_multiple_of(2) { (steps / 2).wrapping_mul(steps.wrapping_sub(1)) } else { steps.wrapping_mul((steps - 1) / 2) };
+    let triangle = if steps.is_multiple_of(2) {
+        (steps / 2).wrapping_mul(steps.wrapping_sub(1))
+    } else {
+        steps.wrapping_mul((steps - 1) / 2)
+    };
     triangle.wrapping_mul(seed | 1)
 }
 

@@ -73,7 +73,9 @@ pub async fn yield_in_hot_loop<R: Adapter>(n: u64) -> Result<(), String> {
         // would finish fast by starving them. Round robin gives them about n yields in total.
         let others_yields = join_sum::<R>(others).await?;
         if others_yields < n / 10 {
-            return Err(format!("validation failed: the other tasks yielded only {others_yields} times during {n} hot yields (starved)"));
+            return Err(format!(
+                "validation failed: the other tasks yielded only {others_yields} times during {n} hot yields (starved)"
+            ));
         }
         Ok(())
     })

@@ -6,7 +6,14 @@ use weft_lab::runtimes::RuntimeId;
 use weft_lab::workloads::Workload;
 
 pub fn measured(workload: Workload, scale: u64, runtime: RuntimeId, samples: &[u64]) -> Measured {
-    Measured { workload, scale, runtime, label: runtime.name().into(), status: Status::Ok, samples_ns: samples.to_vec() }
+    Measured {
+        workload,
+        scale,
+        runtime,
+        label: runtime.name().into(),
+        status: Status::Ok,
+        samples_ns: samples.to_vec(),
+    }
 }
 
 pub fn with_status(mut m: Measured, status: Status) -> Measured {
@@ -21,6 +28,7 @@ pub fn around(base: u64, n: usize) -> Vec<u64> {
 }
 
 pub fn assemble(measured: &[Measured]) -> Results {
-    let settings = Settings { workers: 2, reps: 5, warmup: 1, runtimes: vec!["weft-mt".into(), "tokio-mt".into()], filter: None };
+    let settings =
+        Settings { workers: 2, reps: 5, warmup: 1, runtimes: vec!["weft-mt".into(), "tokio-mt".into()], filter: None };
     results::assemble(measured, Machine::detect(), "quick", settings)
 }

@@ -170,7 +170,11 @@ impl<T: AsyncWrite> hyper::rt::Write for WeftIo<T> {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.project().inner.poll_write(cx, buf)
     }
-    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         self.project().inner.poll_write_vectored(cx, bufs)
     }
     fn is_write_vectored(&self) -> bool {

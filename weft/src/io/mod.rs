@@ -11,9 +11,9 @@ mod ready;
 
 pub use ready::{Interest, Ready};
 
-pub use tokio::io::{
-    copy, copy_bidirectional, copy_buf, duplex, empty, join, repeat, sink, split, AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt,
-    AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, DuplexStream, Empty, Join, Lines,
-    ReadBuf, ReadHalf, Repeat, SeekFrom, Sink, Split, Take, WriteHalf,
-};
 pub use std::io::{Error, ErrorKind, Result};
+pub use tokio::io::{
+    copy, copy_bidirectional, copy_buf, duplex, empty, join, repeat, sink, split, AsyncBufRead, AsyncBufReadExt,
+    AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter,
+    DuplexStream, Empty, Join, Lines, ReadBuf, ReadHalf, Repeat, SeekFrom, Sink, Split, Take, WriteHalf,
+};

@@ -109,9 +109,10 @@ impl UdpSocket {
     }
 
     pub fn poll_recv_from(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<SocketAddr>> {
-        let (n, addr) = ready!(self.io.registration().poll_io(cx, Direction::Read, || {
-            self.io.get_ref().recv_from(buf.initialize_unfilled())
-        }))?;
+        let (n, addr) = ready!(self
+            .io
+            .registration()
+            .poll_io(cx, Direction::Read, || { self.io.get_ref().recv_from(buf.initialize_unfilled()) }))?;
         buf.advance(n);
         Poll::Ready(Ok(addr))
     }

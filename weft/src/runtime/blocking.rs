@@ -151,12 +151,13 @@ impl BlockingPool {
             state.threads += 1;
             drop(state);
             let inner = self.inner.clone();
-            let spawned = crate::loom::thread::Builder::new()
-                .name("weft-blocking".into())
-                .spawn(move || run_thread(inner));
+            let spawned =
+                crate::loom::thread::Builder::new().name("weft-blocking".into()).spawn(move || run_thread(inner));
             if let Err(e) = spawned {
                 lock(&self.inner.state).threads -= 1;
-                panic!("weft: could not spawn a blocking-pool thread ({e}); lower the load or raise the OS thread limit");
+                panic!(
+                    "weft: could not spawn a blocking-pool thread ({e}); lower the load or raise the OS thread limit"
+                );
             }
         }
         // Otherwise all threads are busy: the task waits in the queue for the first free one.

@@ -184,7 +184,12 @@ impl Builder {
         }
     }
 
-    fn build_multi_thread(&self, driver: Driver, driver_handle: super::driver::Handle, config: Config) -> io::Result<Runtime> {
+    fn build_multi_thread(
+        &self,
+        driver: Driver,
+        driver_handle: super::driver::Handle,
+        config: Config,
+    ) -> io::Result<Runtime> {
         let n = self.worker_threads.unwrap_or_else(default_worker_threads);
         let (handle, cores) = scheduler::multi_thread::create(n, driver, driver_handle, config);
         let alive = Arc::new((Mutex::new(n), Condvar::new()));

@@ -91,10 +91,8 @@ pub(crate) struct EnterGuard {
 }
 
 pub(crate) fn enter(handle: scheduler::Handle) -> EnterGuard {
-    CONTEXT.with(|c| EnterGuard {
-        prev_handle: c.handle.replace(Some(handle)),
-        prev_scheduler: c.scheduler.replace(None),
-    })
+    CONTEXT
+        .with(|c| EnterGuard { prev_handle: c.handle.replace(Some(handle)), prev_scheduler: c.scheduler.replace(None) })
 }
 
 impl Drop for EnterGuard {
@@ -167,10 +165,7 @@ impl TaskGuard {
     #[inline]
     pub(crate) fn enter(id: Id) -> TaskGuard {
         let prev_id = CONTEXT.try_with(|c| c.task_id.replace(Some(id))).ok().flatten();
-        TaskGuard {
-            prev_id,
-            _budget: crate::task::coop::BudgetGuard::new(Some(crate::task::coop::BUDGET)),
-        }
+        TaskGuard { prev_id, _budget: crate::task::coop::BudgetGuard::new(Some(crate::task::coop::BUDGET)) }
     }
 }
 

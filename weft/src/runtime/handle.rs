@@ -57,7 +57,10 @@ impl Handle {
         // On one of our own workers, the local fast path applies.
         let local = context::with_scheduler(|cx| match (cx, &self.inner) {
             (Some(scheduler::Context::MultiThread(cx)), scheduler::Handle::MultiThread(h))
-                if crate::loom::sync::Arc::ptr_eq(&cx.handle, h) => Some(()),
+                if crate::loom::sync::Arc::ptr_eq(&cx.handle, h) =>
+            {
+                Some(())
+            }
             _ => None,
         });
         match local {
@@ -90,7 +93,6 @@ impl Handle {
     pub fn num_workers(&self) -> usize {
         self.inner.num_workers()
     }
-
 }
 
 impl fmt::Debug for Handle {

@@ -83,8 +83,14 @@ impl Runtime {
         Builder::new_multi_thread().enable_all().build()
     }
 
-    pub(crate) fn from_parts(handle: scheduler::Handle, workers: Option<(Vec<crate::loom::thread::JoinHandle<()>>, AliveCount)>) -> Runtime {
-        Runtime { handle: Handle { inner: handle }, workers: workers.map(|(threads, alive)| Workers { threads, alive }) }
+    pub(crate) fn from_parts(
+        handle: scheduler::Handle,
+        workers: Option<(Vec<crate::loom::thread::JoinHandle<()>>, AliveCount)>,
+    ) -> Runtime {
+        Runtime {
+            handle: Handle { inner: handle },
+            workers: workers.map(|(threads, alive)| Workers { threads, alive }),
+        }
     }
 
     /// Runs `future` to completion on the current thread. On a current-thread runtime this

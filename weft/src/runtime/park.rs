@@ -19,9 +19,9 @@
 
 use std::time::Duration;
 
+use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
 use crate::loom::sync::{Arc, Condvar, Mutex};
-use crate::loom::lock;
 use crate::runtime::driver::{self, Driver};
 
 const EMPTY: usize = 0;

@@ -286,7 +286,8 @@ impl RawSemaphore {
 
 fn add_permits(word: usize, n: usize) -> usize {
     let total = (word >> PERMIT_SHIFT).checked_add(n).filter(|&t| t <= MAX_PERMITS);
-    let total = total.unwrap_or_else(|| panic!("a semaphore holds at most {MAX_PERMITS} permits; adding {n} overflowed it"));
+    let total =
+        total.unwrap_or_else(|| panic!("a semaphore holds at most {MAX_PERMITS} permits; adding {n} overflowed it"));
     (total << PERMIT_SHIFT) | (word & (CLOSED | WAITERS))
 }
 

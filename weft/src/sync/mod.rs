@@ -78,9 +78,9 @@ mod set_once;
 pub mod watch;
 
 #[cfg(all(test, loom))]
-mod loom_tests;
-#[cfg(all(test, loom))]
 mod loom_channels;
+#[cfg(all(test, loom))]
+mod loom_tests;
 
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};

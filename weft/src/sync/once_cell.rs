@@ -58,7 +58,11 @@ impl<T: fmt::Debug> std::error::Error for SetError<T> {}
 
 impl<T> OnceCell<T> {
     pub fn new() -> OnceCell<T> {
-        OnceCell { set: AtomicBool::new(false), value: UnsafeCell::new(MaybeUninit::uninit()), init: RawSemaphore::new(1) }
+        OnceCell {
+            set: AtomicBool::new(false),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+            init: RawSemaphore::new(1),
+        }
     }
 
     pub fn new_with(value: Option<T>) -> OnceCell<T> {
@@ -163,7 +167,7 @@ impl<T> OnceCell<T> {
         self.value.with_mut(|p| unsafe { (*p).write(value) });
         self.set.store(true, Release);
         self.init.close(); // wakes every waiting initialiser: they read the value
-        // SAFETY: just written.
+                           // SAFETY: just written.
         unsafe { self.get_unchecked() }
     }
 

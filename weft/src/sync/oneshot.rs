@@ -158,7 +158,13 @@ impl<T> Inner<T> {
     /// # Safety
     /// Called only by the side that owns `task_bit` (the receiver for `RX_TASK_SET`, the
     /// sender for `TX_TASK_SET`), with the matching `cell`.
-    unsafe fn register(&self, cell: &UnsafeCell<Option<Waker>>, task_bit: usize, done_bit: usize, waker: &Waker) -> usize {
+    unsafe fn register(
+        &self,
+        cell: &UnsafeCell<Option<Waker>>,
+        task_bit: usize,
+        done_bit: usize,
+        waker: &Waker,
+    ) -> usize {
         let mut state = self.state.load(Acquire);
         if state & task_bit == task_bit {
             // SAFETY: we own the cell's bit; the other side only reads the cell.

@@ -89,7 +89,10 @@ impl<T> RwLock<T> {
     /// A lock admitting at most `max_readers` readers at once. Panics if it is 0 or above
     /// `u32::MAX >> 3`.
     pub fn with_max_readers(value: T, max_readers: u32) -> RwLock<T> {
-        assert!(max_readers > 0 && max_readers <= MAX_READS, "max_readers must be in 1..={MAX_READS}, got {max_readers}");
+        assert!(
+            max_readers > 0 && max_readers <= MAX_READS,
+            "max_readers must be in 1..={MAX_READS}, got {max_readers}"
+        );
         RwLock { max_readers, sem: RawSemaphore::new(max_readers as usize), data: UnsafeCell::new(value) }
     }
 

@@ -97,9 +97,7 @@ impl<T> WaitList<T> {
     /// mutex); the caller holds the mutex.
     pub(crate) unsafe fn remove(&mut self, node: NonNull<Node<T>>) {
         // SAFETY: `node` is linked in this list (caller), so it is alive; we hold the mutex.
-        let (prev, next) = unsafe {
-            (*node.as_ptr()).links.with_mut(|l| ((*l).prev.take(), (*l).next.take()))
-        };
+        let (prev, next) = unsafe { (*node.as_ptr()).links.with_mut(|l| ((*l).prev.take(), (*l).next.take())) };
         match prev {
             // SAFETY: a linked neighbour is alive; we hold the mutex.
             Some(p) => unsafe { (*p.as_ptr()).links.with_mut(|l| (*l).next = next) },

@@ -121,4 +121,3 @@ impl<T: Future, S> Core<T, S> {
         })
     }
 }
-

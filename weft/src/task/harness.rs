@@ -218,9 +218,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
             state.set_join_waker()
         } else {
             // SAFETY: JOIN_WAKER set: the task side may read the slot, so can we (shared).
-            let same = trailer
-                .waker
-                .with(|ptr| unsafe { (*ptr).as_ref().is_some_and(|w| w.will_wake(waker)) });
+            let same = trailer.waker.with(|ptr| unsafe { (*ptr).as_ref().is_some_and(|w| w.will_wake(waker)) });
             if same {
                 return false;
             }
@@ -261,11 +259,7 @@ unsafe fn dealloc<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
     unsafe { Harness::<T, S>::from_raw(ptr) }.dealloc();
 }
 
-unsafe fn try_read_output<T: Future + 'static, S: Schedule>(
-    ptr: NonNull<Header>,
-    dst: *mut (),
-    waker: &Waker,
-) {
+unsafe fn try_read_output<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>, dst: *mut (), waker: &Waker) {
     // SAFETY: as above.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
     if harness.can_read_output(waker) {
@@ -283,9 +277,7 @@ unsafe fn drop_join_handle_slow<T: Future + 'static, S: Schedule>(ptr: NonNull<H
     if complete {
         // The task finished before the handle went away: dropping the output is our job.
         // SAFETY: COMPLETE and we were the join handle: exclusive access to the stage.
-        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
-            harness.core().set_stage(Stage::Consumed)
-        }));
+        let _ = catch_unwind(AssertUnwindSafe(|| unsafe { harness.core().set_stage(Stage::Consumed) }));
     }
     if owns_waker {
         // SAFETY: we cleared JOIN_WAKER before completion: the slot is ours.

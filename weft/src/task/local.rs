@@ -199,8 +199,8 @@ impl Future for LocalSet {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.poll_tasks(cx);
-        let queued = !self.cx.queue.borrow().is_empty()
-            || lock(&self.cx.shared.remote).as_ref().is_some_and(|q| !q.is_empty());
+        let queued =
+            !self.cx.queue.borrow().is_empty() || lock(&self.cx.shared.remote).as_ref().is_some_and(|q| !q.is_empty());
         if !queued && self.cx.shared.owned.is_empty() {
             Poll::Ready(())
         } else {

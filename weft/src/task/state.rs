@@ -171,20 +171,12 @@ impl State {
             if !s.is_idle() {
                 // Running elsewhere or complete: drop the reference the Notified held.
                 s.ref_dec();
-                let out = if s.ref_count() == 0 {
-                    TransitionToRunning::Dealloc
-                } else {
-                    TransitionToRunning::Failed
-                };
+                let out = if s.ref_count() == 0 { TransitionToRunning::Dealloc } else { TransitionToRunning::Failed };
                 return (out, Some(s));
             }
             s.set(RUNNING);
             s.unset(NOTIFIED);
-            let out = if s.is_cancelled() {
-                TransitionToRunning::Cancelled
-            } else {
-                TransitionToRunning::Success
-            };
+            let out = if s.is_cancelled() { TransitionToRunning::Cancelled } else { TransitionToRunning::Success };
             (out, Some(s))
         })
     }
@@ -337,12 +329,7 @@ impl State {
     /// Fast path for dropping a `JoinHandle` of a task that is still in its initial state.
     pub(crate) fn drop_join_handle_fast(&self) -> Result<(), ()> {
         self.val
-            .compare_exchange_weak(
-                INITIAL_STATE,
-                (INITIAL_STATE - REF_ONE) & !JOIN_INTEREST,
-                Release,
-                Relaxed,
-            )
+            .compare_exchange_weak(INITIAL_STATE, (INITIAL_STATE - REF_ONE) & !JOIN_INTEREST, Release, Relaxed)
             .map(|_| ())
             .map_err(|_| ())
     }
@@ -416,7 +403,6 @@ impl State {
         assert!(prev.ref_count() >= 1, "task reference count underflow");
         prev.ref_count() == 1
     }
-
 }
 
 #[cfg(all(test, not(loom)))]

@@ -13,9 +13,9 @@ use std::time::Duration;
 use super::entry::TimerShared;
 use super::wheel::Wheel;
 use super::Instant;
+use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
 use crate::loom::sync::Mutex;
-use crate::loom::lock;
 use crate::runtime::driver::Unpark;
 
 const AWAKE: u64 = 0;
@@ -156,8 +156,7 @@ impl Handle {
         let mut inner = lock(&self.inner);
         let next = inner.wheel.next_expiration().map(|e| e.deadline);
         inner.next_wake = next.unwrap_or(u64::MAX);
-        let until_timer =
-            next.map(|tick| self.instant_of(tick).saturating_duration_since(std::time::Instant::now()));
+        let until_timer = next.map(|tick| self.instant_of(tick).saturating_duration_since(std::time::Instant::now()));
         match (until_timer, limit) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

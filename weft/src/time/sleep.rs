@@ -59,7 +59,8 @@ fn time_handle(handle: &scheduler::Handle) -> &super::driver::Handle {
 impl Sleep {
     #[track_caller]
     pub(crate) fn new(deadline: Instant) -> Sleep {
-        let handle = crate::runtime::context::current_or_panic("creating a weft timer (`sleep`, `timeout`, `interval`)");
+        let handle =
+            crate::runtime::context::current_or_panic("creating a weft timer (`sleep`, `timeout`, `interval`)");
         if handle.driver().time().is_none() {
             panic!(
                 "weft timers are disabled on this runtime: build it with \

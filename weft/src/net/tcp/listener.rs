@@ -49,7 +49,8 @@ impl TcpListener {
 
     /// Polls for a connection (for hand-written futures and accept loops).
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
-        let (stream, addr) = std::task::ready!(self.io.registration().poll_io(cx, Direction::Read, || self.io.get_ref().accept()))?;
+        let (stream, addr) =
+            std::task::ready!(self.io.registration().poll_io(cx, Direction::Read, || self.io.get_ref().accept()))?;
         Poll::Ready(TcpStream::new(stream).map(|s| (s, addr)))
     }
 

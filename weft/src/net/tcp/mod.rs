@@ -7,5 +7,5 @@ mod stream;
 
 pub use listener::TcpListener;
 pub use socket::TcpSocket;
-pub use stream::TcpStream;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+pub use stream::TcpStream;

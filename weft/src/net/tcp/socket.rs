@@ -20,7 +20,8 @@ impl TcpSocket {
         TcpSocket::new(socket2::Domain::IPV6)
     }
     fn new(domain: socket2::Domain) -> io::Result<TcpSocket> {
-        let inner = socket2::Socket::new(domain, socket2::Type::STREAM.nonblocking().cloexec(), Some(socket2::Protocol::TCP))?;
+        let inner =
+            socket2::Socket::new(domain, socket2::Type::STREAM.nonblocking().cloexec(), Some(socket2::Protocol::TCP))?;
         Ok(TcpSocket { inner })
     }
     pub fn set_reuseaddr(&self, on: bool) -> io::Result<()> {

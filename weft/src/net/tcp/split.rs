@@ -2,12 +2,12 @@
 //! `Arc`). The driver keeps separate reader and writer waker slots per registration, so one
 //! task may read while another writes without stealing each other's wake-ups.
 
+use crate::loom::sync::Arc;
 use std::error::Error;
 use std::fmt;
 use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
-use crate::loom::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::TcpStream;
@@ -139,7 +139,11 @@ macro_rules! write_impl {
                 let $s = self.get_mut();
                 $inner.poll_write_priv(cx, buf)
             }
-            fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+            fn poll_write_vectored(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                bufs: &[io::IoSlice<'_>],
+            ) -> Poll<io::Result<usize>> {
                 let $s = self.get_mut();
                 $inner.poll_write_vectored_priv(cx, bufs)
             }

@@ -154,9 +154,10 @@ impl TcpStream {
     }
 
     pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<usize>> {
-        let n = ready!(self.io.registration().poll_io(cx, Direction::Read, || {
-            self.io.get_ref().peek(buf.initialize_unfilled())
-        }))?;
+        let n = ready!(self
+            .io
+            .registration()
+            .poll_io(cx, Direction::Read, || { self.io.get_ref().peek(buf.initialize_unfilled()) }))?;
         buf.advance(n);
         Poll::Ready(Ok(n))
     }
@@ -183,7 +184,11 @@ impl TcpStream {
         self.io.poll_write(cx, buf)
     }
 
-    pub(crate) fn poll_write_vectored_priv(&self, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    pub(crate) fn poll_write_vectored_priv(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         self.io.poll_write_vectored(cx, bufs)
     }
 }
@@ -198,7 +203,11 @@ impl AsyncWrite for TcpStream {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.poll_write_priv(cx, buf)
     }
-    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         self.poll_write_vectored_priv(cx, bufs)
     }
     fn is_write_vectored(&self) -> bool {
@@ -225,7 +234,11 @@ impl futures_io::AsyncWrite for TcpStream {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.poll_write_priv(cx, buf)
     }
-    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         self.poll_write_vectored_priv(cx, bufs)
     }
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {

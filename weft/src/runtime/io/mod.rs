@@ -219,7 +219,11 @@ impl Handle {
     }
 
     /// Deregisters `source` from epoll (call before its fd closes) and releases its state.
-    pub(crate) fn deregister_source(&self, io: &Arc<ScheduledIo>, source: &mut impl mio::event::Source) -> io::Result<()> {
+    pub(crate) fn deregister_source(
+        &self,
+        io: &Arc<ScheduledIo>,
+        source: &mut impl mio::event::Source,
+    ) -> io::Result<()> {
         let res = self.registry.deregister(source);
         self.release(io);
         res

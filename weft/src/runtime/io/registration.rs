@@ -198,7 +198,11 @@ where
         })
     }
 
-    pub(crate) fn poll_write_vectored(&self, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    pub(crate) fn poll_write_vectored(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         let io = self.get_ref();
         self.registration.poll_io(cx, Direction::Write, || {
             let mut w: &E = io;

@@ -149,7 +149,10 @@ impl Handle {
 
     fn drive<F: Future>(me: &Arc<Self>, core: Box<Core>, mut future: std::pin::Pin<&mut F>) -> F::Output {
         let this = me;
-        let cx = crate::runtime::scheduler::Context::CurrentThread(Context { handle: this.clone(), core: RefCell::new(None) });
+        let cx = crate::runtime::scheduler::Context::CurrentThread(Context {
+            handle: this.clone(),
+            core: RefCell::new(None),
+        });
         // SAFETY: `cx` outlives the guard (declared before it).
         let _sched = unsafe { context::SchedulerGuard::enter(&cx) };
         let crate::runtime::scheduler::Context::CurrentThread(cx) = &cx else { unreachable!() };
@@ -226,11 +229,8 @@ impl Context {
     fn park(&self, mut core: Box<Core>, timeout: Option<Duration>) -> Box<Core> {
         let Some(mut driver) = core.driver.take() else { return core };
         let handle = &self.handle;
-        let timeout = if !core.tasks.is_empty() || handle.inject_len.load(Acquire) != 0 {
-            Some(Duration::ZERO)
-        } else {
-            timeout
-        };
+        let timeout =
+            if !core.tasks.is_empty() || handle.inject_len.load(Acquire) != 0 { Some(Duration::ZERO) } else { timeout };
         let (mut core, ()) = self.enter(core, || driver.park_timeout(&handle.driver, timeout));
         core.driver = Some(driver);
         core

@@ -93,8 +93,8 @@
 pub(crate) mod current_thread;
 pub(crate) mod multi_thread;
 
-use std::future::Future;
 use crate::loom::sync::Arc;
+use std::future::Future;
 
 use crate::task::{Id, JoinHandle};
 
@@ -136,7 +136,6 @@ impl Handle {
             Handle::MultiThread(h) => h.num_workers(),
         }
     }
-
 }
 
 impl Context {

@@ -55,7 +55,10 @@ impl<T> Block<T> {
     fn alloc() -> *mut Block<T> {
         Box::into_raw(Box::new(Block {
             next: AtomicPtr::new(ptr::null_mut()),
-            slots: std::array::from_fn(|_| Slot { value: UnsafeCell::new(MaybeUninit::uninit()), ready: AtomicBool::new(false) }),
+            slots: std::array::from_fn(|_| Slot {
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+                ready: AtomicBool::new(false),
+            }),
         }))
     }
 }

@@ -19,7 +19,10 @@
 //! the task and stays awake.
 
 use crate::loom::lock;
-use crate::loom::sync::atomic::{AtomicUsize, Ordering::{Relaxed, SeqCst}};
+use crate::loom::sync::atomic::{
+    AtomicUsize,
+    Ordering::{Relaxed, SeqCst},
+};
 use crate::loom::sync::Mutex;
 
 const UNPARK_SHIFT: usize = 16;

@@ -31,8 +31,8 @@ use crate::runtime::park::{Parker, SharedDriver, Unparker};
 use crate::runtime::Config;
 use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
 
-pub(crate) use worker::{Context, Core};
 use worker::Kind;
+pub(crate) use worker::{Context, Core};
 
 /// Aligned to 128 bytes so that the `Arc` reference counts (written on every spawn and task
 /// free, from every worker) sit on their own cache lines, apart from the fields workers read

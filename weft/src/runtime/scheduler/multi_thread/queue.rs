@@ -129,7 +129,13 @@ impl<S: 'static> Local<S> {
         self.inner.tail.store(tail.wrapping_add(1), Release);
     }
 
-    fn push_overflow(&mut self, task: Notified<S>, head: u32, tail: u32, inject: &Inject<S>) -> Result<(), Notified<S>> {
+    fn push_overflow(
+        &mut self,
+        task: Notified<S>,
+        head: u32,
+        tail: u32,
+        inject: &Inject<S>,
+    ) -> Result<(), Notified<S>> {
         const TAKEN: u32 = (CAPACITY / 2) as u32;
         assert_eq!(tail.wrapping_sub(head) as usize, CAPACITY, "queue is not full");
         let prev = pack(head, head);
