@@ -15,6 +15,7 @@ fn ctrl_c_completes_on_sigint_on_both_flavors() {
             weft::time::sleep(Duration::from_millis(20)).await;
             assert!(!waiter.is_finished(), "no signal yet");
             // SAFETY (test): the handler is installed, so SIGINT does not kill the process.
+            // SAFETY: raise(2) takes a signal number and touches no memory of ours.
             unsafe { libc::raise(libc::SIGINT) };
             weft::time::timeout(Duration::from_secs(5), waiter).await.expect("woken by SIGINT").unwrap().unwrap();
         });
@@ -46,6 +47,7 @@ fn hello_server_example_serves_and_stops_on_ctrl_c() {
     s.read_to_string(&mut resp).unwrap();
     assert!(resp.starts_with("HTTP/1.1 200") && resp.ends_with("Hello, world!"), "{resp}");
     // SAFETY (test): sends SIGINT to our own child process.
+    // SAFETY: kill(2) takes a pid and a signal number and touches no memory of ours.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let start = Instant::now();
     loop {
