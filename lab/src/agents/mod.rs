@@ -1,0 +1,7 @@
+//! The multi-agent LLM study (reference report 000, "TR115").
+pub mod sim;
+pub mod agent;
+pub mod client;
+pub mod hosts;
+pub mod study;
+pub mod summary;
