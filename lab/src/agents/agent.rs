@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::client::{stream_call, CallError, CallStats, Endpoint, HttpClient};
+use super::client::{stream_call, CallError, CallStats, Endpoint, HttpClient, OPENAI_PATH};
 use crate::adapter::Adapter;
 
 /// How agents coordinate (`--coordinator`).
@@ -70,6 +70,8 @@ pub struct AgentSpec {
     pub data_dir: PathBuf,
     /// A call fails after this long without a byte.
     pub idle_timeout: Duration,
+    /// Talk OpenAI's `/v1/chat/completions` instead of Ollama's `/api/generate`.
+    pub openai: bool,
 }
 
 /// One agent's result in one run.
@@ -147,15 +149,24 @@ pub fn summarize(dir: &Path) -> Result<String, String> {
     ))
 }
 
-fn generate_body(spec: &AgentSpec, prompt: String) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({
-        "model": spec.model, "prompt": prompt, "stream": true, "options": spec.options,
-    }))
-    .expect("a JSON value serialises")
+/// The request body: Ollama's `/api/generate`, or an OpenAI chat completion (streamed, usage
+/// included) when the agent talks to an OpenAI-compatible server.
+fn body(spec: &AgentSpec, prompt: String) -> Vec<u8> {
+    let v = if spec.openai {
+        serde_json::json!({
+            "model": spec.model, "messages": [{"role": "user", "content": prompt}], "stream": true,
+            "stream_options": {"include_usage": true}, "max_tokens": spec.options["num_predict"],
+            "temperature": spec.options["temperature"], "seed": spec.options["seed"],
+        })
+    } else {
+        serde_json::json!({ "model": spec.model, "prompt": prompt, "stream": true, "options": spec.options })
+    };
+    serde_json::to_vec(&v).expect("a JSON value serialises")
 }
 
 async fn call<R: Adapter, C: HttpClient + ?Sized>(spec: &AgentSpec, client: &C, prompt: String) -> Result<CallStats, CallError> {
-    stream_call::<R, C>(client, &spec.endpoint, "/api/generate", generate_body(spec, prompt), spec.idle_timeout).await
+    let path = if spec.openai { OPENAI_PATH } else { "/api/generate" };
+    stream_call::<R, C>(client, &spec.endpoint, path, body(spec, prompt), spec.idle_timeout).await
 }
 
 /// Runs one agent; never panics on bad input, the error lands in the outcome.

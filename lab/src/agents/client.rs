@@ -261,7 +261,14 @@ pub struct CallStats {
     pub text: String,
 }
 
-#[derive(serde::Deserialize)]
+/// The OpenAI-compatible streaming endpoint (SSE `data:` events ending in `[DONE]`).
+pub const OPENAI_PATH: &str = "/v1/chat/completions";
+
+fn malformed(e: serde_json::Error, line: &[u8]) -> CallError {
+    CallError::Malformed(format!("{e}: {:?}", String::from_utf8_lossy(&line[..line.len().min(80)])))
+}
+
+#[derive(Default, serde::Deserialize)]
 struct Line {
     response: Option<String>,
     message: Option<LineMsg>,
@@ -310,7 +317,8 @@ async fn idle_race<R: Adapter, T>(
     .await
 }
 
-/// POSTs `body` to `path` and reads an Ollama NDJSON stream to its `done` line. Every failure
+/// POSTs `body` to `path` and reads an Ollama NDJSON stream to its `done` line (or, for
+/// [`OPENAI_PATH`], an SSE stream to `data: [DONE]`). Every failure
 /// is a typed [`CallError`], at the latest `idle` after the last byte arrived.
 pub async fn stream_call<R: Adapter, C: HttpClient + ?Sized>(
     client: &C,
@@ -341,6 +349,8 @@ pub async fn stream_call<R: Adapter, C: HttpClient + ?Sized>(
             .unwrap_or_else(|| format!("non-JSON body: {:?}", String::from_utf8_lossy(&raw[..raw.len().min(200)])));
         return Err(CallError::Status { status: resp.status, message });
     }
+    let sse = path == OPENAI_PATH;
+    let mut sse_usage: Option<(u64, u64)> = None;
     let mut stats = CallStats::default();
     let mut pending: Vec<u8> = Vec::new();
     let (mut first, mut last_token) = (None::<Instant>, start);
@@ -359,12 +369,29 @@ pub async fn stream_call<R: Adapter, C: HttpClient + ?Sized>(
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let parsed: Line = serde_json::from_slice(line)
-                .map_err(|e| CallError::Malformed(format!("{e}: {:?}", String::from_utf8_lossy(&line[..line.len().min(80)]))))?;
-            if let Some(e) = parsed.error {
-                return Err(CallError::Server(e.as_str().map(str::to_string).unwrap_or_else(|| e.to_string())));
-            }
-            let piece = parsed.response.or(parsed.message.map(|m| m.content)).unwrap_or_default();
+            let (piece, done) = if sse {
+                let Some(data) = line.strip_prefix(b"data:") else { continue };
+                let data = data.trim_ascii();
+                if data == b"[DONE]" {
+                    (String::new(), Some(Line::default()))
+                } else {
+                    let v: serde_json::Value = serde_json::from_slice(data).map_err(|e| malformed(e, line))?;
+                    if let Some(e) = v.get("error") {
+                        return Err(CallError::Server(e["message"].as_str().map(str::to_string).unwrap_or_else(|| e.to_string())));
+                    }
+                    if let Some(n) = v["usage"]["completion_tokens"].as_u64() {
+                        sse_usage = Some((n, v["usage"]["prompt_tokens"].as_u64().unwrap_or(0)));
+                    }
+                    (v["choices"][0]["delta"]["content"].as_str().unwrap_or("").to_string(), None)
+                }
+            } else {
+                let parsed: Line = serde_json::from_slice(line).map_err(|e| malformed(e, line))?;
+                if let Some(e) = parsed.error {
+                    return Err(CallError::Server(e.as_str().map(str::to_string).unwrap_or_else(|| e.to_string())));
+                }
+                let piece = parsed.response.clone().or(parsed.message.as_ref().map(|m| m.content.clone())).unwrap_or_default();
+                (piece, parsed.done.then_some(parsed))
+            };
             if !piece.is_empty() {
                 let now = Instant::now();
                 first.get_or_insert(now);
@@ -372,21 +399,21 @@ pub async fn stream_call<R: Adapter, C: HttpClient + ?Sized>(
                 stats.tokens += 1;
                 stats.text.push_str(&piece);
             }
-            if parsed.done {
+            if let Some(parsed) = done {
                 let end = Instant::now();
                 let first = first.unwrap_or(end);
                 stats.ttft_ms = (first - start).as_secs_f64() * 1e3;
                 stats.total_ms = (end - start).as_secs_f64() * 1e3;
                 let span = (last_token - first).as_secs_f64();
                 stats.client_tok_s = if span > 0.0 { (stats.tokens.saturating_sub(1)) as f64 / span } else { 0.0 };
-                stats.eval_count = parsed.eval_count.unwrap_or(0);
+                stats.eval_count = parsed.eval_count.or(sse_usage.map(|u| u.0)).unwrap_or(stats.tokens);
                 stats.eval_duration_ns = parsed.eval_duration.unwrap_or(0);
                 stats.server_tok_s = if stats.eval_duration_ns > 0 {
                     stats.eval_count as f64 / (stats.eval_duration_ns as f64 / 1e9)
                 } else {
                     0.0
                 };
-                stats.prompt_eval_count = parsed.prompt_eval_count.unwrap_or(0);
+                stats.prompt_eval_count = parsed.prompt_eval_count.or(sse_usage.map(|u| u.1)).unwrap_or(0);
                 stats.load_duration_ns = parsed.load_duration.unwrap_or(0);
                 return Ok(stats);
             }

@@ -5,3 +5,5 @@ pub mod client;
 pub mod hosts;
 pub mod study;
 pub mod summary;
+pub mod command;
+pub mod charts;

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentOutcome, AgentSpec, CoordKind};
 use super::client::Endpoint;
@@ -51,10 +51,12 @@ pub struct StudyOptions {
     /// Server slots in total (semaphore permits).
     pub permits: usize,
     pub verbose: bool,
+    /// The endpoints are OpenAI-compatible servers.
+    pub openai: bool,
 }
 
 /// Per-agent numbers of one run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct AgentRecord {
     pub name: String,
     pub total_s: f64,
@@ -66,7 +68,7 @@ pub struct AgentRecord {
 }
 
 /// One concurrent run and its sequential baseline.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunRecord {
     pub runtime: String,
     pub config: String,
@@ -117,6 +119,7 @@ pub fn specs(o: &StudyOptions, config: &StudyConfig, n: usize, seed: u64) -> Vec
                 options,
                 data_dir: o.data_dir.clone(),
                 idle_timeout: o.idle_timeout,
+                openai: o.openai,
             }
         })
         .collect()
@@ -124,6 +127,14 @@ pub fn specs(o: &StudyOptions, config: &StudyConfig, n: usize, seed: u64) -> Vec
 
 fn plan(o: &StudyOptions, agents: Vec<AgentSpec>, sequential: bool, spawn: SpawnMode, coordinator: CoordKind) -> RunPlan {
     RunPlan { agents, spawn, coordinator, permits: o.permits, workers: o.workers, bridge_workers: o.bridge_workers, sequential }
+}
+
+/// One untimed sequential pass, so every instance has this config's runner loaded before the
+/// first timed run (otherwise whichever runtime runs first pays the reloads).
+fn warm_up(o: &StudyOptions, config: &StudyConfig, n: usize) {
+    if let Some(&rt) = o.runtimes.first() {
+        let _ = hosts::run(rt, &plan(o, specs(o, config, n, 0), true, SpawnMode::Join, CoordKind::None));
+    }
 }
 
 fn first_error(b: &Batch) -> Option<String> {
@@ -139,6 +150,7 @@ pub fn contention_ttft_ms(profile: &Profile) -> f64 {
 pub fn run_matrix(o: &StudyOptions) -> Vec<RunRecord> {
     let mut out = Vec::new();
     for config in &o.configs {
+        warm_up(o, config, 2);
         for run in 0..o.runs {
             let k = o.runtimes.len();
             for j in 0..k {
@@ -209,7 +221,7 @@ fn to_record(o: &StudyOptions, rt: AgentRuntime, config: &str, run: usize, c: &B
 }
 
 /// One fleet size on one runtime.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FleetRecord {
     pub runtime: String,
     pub agents: usize,
@@ -230,6 +242,7 @@ pub struct FleetRecord {
 /// server, with one agent alone as the measured baseline (× n).
 pub fn run_fleet(o: &StudyOptions, sizes: &[usize], sim: Option<&Sim>) -> Vec<FleetRecord> {
     let config = &CONFIGS[2];
+    warm_up(o, config, o.endpoints.len().max(2));
     let mut out = Vec::new();
     for &n in sizes {
         for (j, _) in o.runtimes.iter().enumerate() {

@@ -36,15 +36,15 @@ pub struct SummaryRow {
 }
 
 /// `results.json`'s `agents` section.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct AgentsSection {
     pub profile: String,
     pub server: String,
     pub spawn: String,
     pub coordinator: String,
     pub summary: Vec<SummaryRow>,
-    pub runs: serde_json::Value,
-    pub fleet: serde_json::Value,
+    pub runs: Vec<RunRecord>,
+    pub fleet: Vec<FleetRecord>,
     #[serde(default)]
     pub notes: Vec<String>,
 }
@@ -171,7 +171,8 @@ fn p(v: Option<f64>) -> String {
 }
 
 /// The Markdown section.
-pub fn markdown(section: &AgentsSection, runs: &[RunRecord], fleet: &[FleetRecord]) -> String {
+pub fn markdown(section: &AgentsSection) -> String {
+    let (runs, fleet) = (&section.runs, &section.fleet);
     let mut md = String::new();
     let _ = writeln!(
         md,

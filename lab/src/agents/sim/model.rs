@@ -23,6 +23,9 @@ impl Default for RunnerOpts {
     }
 }
 
+/// Layers of the simulated model (gemma3:4b).
+pub const LAYERS: u32 = 35;
+
 /// Costs of one simulated model server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
@@ -73,11 +76,12 @@ impl Profile {
         }
     }
 
-    /// Inter-token latency for `opts` before the load factor: layers left on the CPU slow
-    /// decoding (each 10 points of `num_gpu` below 100 cost 15 %).
+    /// Inter-token latency for `opts` before the load factor. gemma3:4b has [`LAYERS`] layers,
+    /// so any `num_gpu` ≥ 35 (TR115's 80 and 100 alike) offloads all of them; each layer left
+    /// on the CPU costs 6 %.
     pub fn base_inter_token(&self, opts: RunnerOpts) -> Duration {
-        let off = 100u32.saturating_sub(opts.num_gpu.min(100)) as f64;
-        self.inter_token.mul_f64(1.0 + 0.015 * off)
+        let on_cpu = LAYERS.saturating_sub(opts.num_gpu) as f64;
+        self.inter_token.mul_f64(1.0 + 0.06 * on_cpu)
     }
 
     /// Prefill time: overhead + prompt tokens × per-token cost, the per-token cost scaling with
