@@ -239,8 +239,9 @@ pub fn main() -> ExitCode {
                 RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
             runtime.and_then(|rt| crate::http_hello::server_main(rt, args.workers)).map(|()| ExitCode::SUCCESS)
         }
-        Some(Command::Agents(args)) => crate::agents::command::agents_main(args)
-            .map(|ok| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }),
+        Some(Command::Agents(args)) => {
+            crate::agents::command::agents_main(args).map(|ok| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
         Some(Command::ServeOllama(args)) => crate::agents::command::serve_main(args).map(|()| ExitCode::SUCCESS),
     };
     match outcome {

@@ -68,7 +68,8 @@ fn on_every_runtime(fault: Fault, expect: &str) {
                 sequential: false,
             };
             let b = hosts::run(rt, &plan).unwrap();
-            let faulty = b.agents[0].error.as_deref().unwrap_or_else(|| panic!("{}: the faulty agent succeeded", rt.name()));
+            let faulty =
+                b.agents[0].error.as_deref().unwrap_or_else(|| panic!("{}: the faulty agent succeeded", rt.name()));
             assert!(faulty.contains(expect), "{} {:?}: {faulty:?} lacks {expect:?}", rt.name(), spawn);
             assert!(b.agents[1].ok(), "{}: the healthy agent failed: {:?}", rt.name(), b.agents[1].error);
             assert_eq!(b.agents[1].calls.len(), 2);
@@ -122,7 +123,8 @@ fn busy_503() {
 fn errors_are_typed() {
     use weft_lab::adapter::{Adapter, Flavor, RtConfig};
     use weft_lab::runtimes::weft::Weft;
-    let cases: [(Fault, fn(&CallError) -> bool); 4] = [
+    type Check = fn(&CallError) -> bool;
+    let cases: [(Fault, Check); 4] = [
         (Fault::Malformed { after: 1 }, |e| matches!(e, CallError::Malformed(_))),
         (Fault::Truncate { after: 1 }, |e| matches!(e, CallError::Truncated(_))),
         (Fault::MidStreamError { after: 1 }, |e| matches!(e, CallError::Server(m) if m == "simulated runner failure")),

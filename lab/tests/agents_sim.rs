@@ -120,7 +120,13 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 async fn post(url: &str, body: serde_json::Value) -> (u16, String, String) {
-    let r = reqwest::Client::new().post(url).header("content-type", "application/json").body(body.to_string()).send().await.unwrap();
+    let r = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
     let status = r.status().as_u16();
     let ct = r.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
     (status, ct, r.text().await.unwrap())
@@ -231,11 +237,35 @@ fn tags_version_ps() {
     let base = s.urls()[0].clone();
     rt().block_on(async {
         let c = reqwest::Client::new();
-        let tags: serde_json::Value = c.get(format!("{base}/api/tags")).send().await.unwrap().text().await.map(|t| serde_json::from_str(&t).unwrap()).unwrap();
+        let tags: serde_json::Value = c
+            .get(format!("{base}/api/tags"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .map(|t| serde_json::from_str(&t).unwrap())
+            .unwrap();
         assert_eq!(tags["models"][0]["name"], "gemma3:latest");
-        let v: serde_json::Value = c.get(format!("{base}/api/version")).send().await.unwrap().text().await.map(|t| serde_json::from_str(&t).unwrap()).unwrap();
+        let v: serde_json::Value = c
+            .get(format!("{base}/api/version"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .map(|t| serde_json::from_str(&t).unwrap())
+            .unwrap();
         assert!(v["version"].is_string());
-        let ps: serde_json::Value = c.get(format!("{base}/api/ps")).send().await.unwrap().text().await.map(|t| serde_json::from_str(&t).unwrap()).unwrap();
+        let ps: serde_json::Value = c
+            .get(format!("{base}/api/ps"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .map(|t| serde_json::from_str(&t).unwrap())
+            .unwrap();
         assert_eq!(ps["models"].as_array().unwrap().len(), 0, "nothing loaded yet");
     });
 }
@@ -245,7 +275,8 @@ fn error_shapes() {
     let s = sim(|c| c.max_queue = 0);
     let base = s.urls()[0].clone();
     rt().block_on(async {
-        let (status, _, text) = post(&format!("{base}/api/generate"), serde_json::json!({"model": "llama9", "prompt": "x"})).await;
+        let (status, _, text) =
+            post(&format!("{base}/api/generate"), serde_json::json!({"model": "llama9", "prompt": "x"})).await;
         assert_eq!(status, 404);
         assert_eq!(text.trim(), r#"{"error":"model \"llama9\" not found, try pulling it first"}"#);
         let r = reqwest::Client::new().post(format!("{base}/api/generate")).body("{not json").send().await.unwrap();
@@ -258,12 +289,16 @@ fn error_shapes() {
         let c = reqwest::Client::new();
         let first = c
             .post(format!("{base}/api/generate"))
-            .body(serde_json::json!({"model": "gemma3:latest", "prompt": "x", "options": {"num_predict": 2000}}).to_string())
+            .body(
+                serde_json::json!({"model": "gemma3:latest", "prompt": "x", "options": {"num_predict": 2000}})
+                    .to_string(),
+            )
             .send()
             .await
             .unwrap();
         assert_eq!(first.status().as_u16(), 200);
-        let (status, _, text) = post(&format!("{base}/api/generate"), serde_json::json!({"model": "gemma3:latest", "prompt": "x"})).await;
+        let (status, _, text) =
+            post(&format!("{base}/api/generate"), serde_json::json!({"model": "gemma3:latest", "prompt": "x"})).await;
         assert_eq!(status, 503);
         assert_eq!(text.trim(), r#"{"error":"server busy, please try again.  maximum pending requests exceeded"}"#);
         drop(first);

@@ -132,7 +132,9 @@ pub fn summarize(dir: &Path) -> Result<String, String> {
         bytes += text.len();
         for line in text.lines() {
             lines += 1;
-            if let Some(v) = line.split("throughput ").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse::<f64>().ok()) {
+            if let Some(v) =
+                line.split("throughput ").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse::<f64>().ok())
+            {
                 sum += v;
                 n += 1;
             }
@@ -145,7 +147,12 @@ pub fn summarize(dir: &Path) -> Result<String, String> {
         "{} report files, {lines} lines, {bytes} bytes; {n} throughput samples averaging {:.2} tok/s. Files: {}.",
         entries.len(),
         if n > 0 { sum / n as f64 } else { 0.0 },
-        entries.iter().take(8).filter_map(|p| p.file_name()?.to_str().map(str::to_string)).collect::<Vec<_>>().join(", ")
+        entries
+            .iter()
+            .take(8)
+            .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+            .collect::<Vec<_>>()
+            .join(", ")
     ))
 }
 
@@ -164,7 +171,11 @@ fn body(spec: &AgentSpec, prompt: String) -> Vec<u8> {
     serde_json::to_vec(&v).expect("a JSON value serialises")
 }
 
-async fn call<R: Adapter, C: HttpClient + ?Sized>(spec: &AgentSpec, client: &C, prompt: String) -> Result<CallStats, CallError> {
+async fn call<R: Adapter, C: HttpClient + ?Sized>(
+    spec: &AgentSpec,
+    client: &C,
+    prompt: String,
+) -> Result<CallStats, CallError> {
     let path = if spec.openai { OPENAI_PATH } else { "/api/generate" };
     stream_call::<R, C>(client, &spec.endpoint, path, body(spec, prompt), spec.idle_timeout).await
 }

@@ -71,7 +71,12 @@ fn dots(title: &str, x_label: &str, rows: &[(String, f64, f64, f64)]) -> Result<
 }
 
 /// Efficiency (or CPU/token) vs fleet size, one line per runtime.
-fn fleet_chart(section: &AgentsSection, title: &str, y_label: &str, value: impl Fn(&super::study::FleetRecord) -> f64) -> Result<String, String> {
+fn fleet_chart(
+    section: &AgentsSection,
+    title: &str,
+    y_label: &str,
+    value: impl Fn(&super::study::FleetRecord) -> f64,
+) -> Result<String, String> {
     let pts: Vec<_> = section.fleet.iter().filter(|f| value(f).is_finite()).collect();
     if pts.is_empty() {
         return Ok(String::new());
@@ -104,7 +109,12 @@ fn fleet_chart(section: &AgentsSection, title: &str, y_label: &str, value: impl 
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], c.stroke_width(2)));
             chart.draw_series(line.into_iter().map(|p| Circle::new(p, 4, c.filled()))).map_err(|e| e.to_string())?;
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| e.to_string())?;
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
@@ -113,7 +123,8 @@ fn fleet_chart(section: &AgentsSection, title: &str, y_label: &str, value: impl 
 /// The HTML block.
 pub fn html(section: &AgentsSection) -> String {
     let overall: Vec<_> = section.summary.iter().filter(|r| r.config == "all").collect();
-    let eff: Vec<_> = overall.iter().map(|r| (r.runtime.clone(), r.ci95_pct[0], r.mean_efficiency_pct, r.ci95_pct[1])).collect();
+    let eff: Vec<_> =
+        overall.iter().map(|r| (r.runtime.clone(), r.ci95_pct[0], r.mean_efficiency_pct, r.ci95_pct[1])).collect();
     let mut ttft = Vec::new();
     for r in &overall {
         let xs: Vec<f64> = section

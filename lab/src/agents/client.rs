@@ -63,7 +63,12 @@ pub struct HttpResponse {
 
 /// POST a JSON body and stream the answer.
 pub trait HttpClient: Send + Sync + 'static {
-    fn post<'a>(&'a self, endpoint: &'a Endpoint, path: &'a str, body: Vec<u8>) -> BoxFuture<'a, Result<HttpResponse, String>>;
+    fn post<'a>(
+        &'a self,
+        endpoint: &'a Endpoint,
+        path: &'a str,
+        body: Vec<u8>,
+    ) -> BoxFuture<'a, Result<HttpResponse, String>>;
 }
 
 /// hyper 1.x's HTTP/1.1 client connection over runtime `R`'s own TCP stream (one connection
@@ -77,9 +82,15 @@ impl<R> Default for HyperClient<R> {
 }
 
 impl<R: Adapter> HttpClient for HyperClient<R> {
-    fn post<'a>(&'a self, endpoint: &'a Endpoint, path: &'a str, body: Vec<u8>) -> BoxFuture<'a, Result<HttpResponse, String>> {
+    fn post<'a>(
+        &'a self,
+        endpoint: &'a Endpoint,
+        path: &'a str,
+        body: Vec<u8>,
+    ) -> BoxFuture<'a, Result<HttpResponse, String>> {
         Box::pin(async move {
-            let stream = <R::Net as Net>::connect(endpoint.addr).await.map_err(|e| format!("connect {}: {e}", endpoint.base))?;
+            let stream =
+                <R::Net as Net>::connect(endpoint.addr).await.map_err(|e| format!("connect {}: {e}", endpoint.base))?;
             let io = <R::Net as Net>::hyper_io(stream);
             let (mut sender, conn) =
                 hyper::client::conn::http1::handshake(io).await.map_err(|e| format!("handshake: {e}"))?;
@@ -141,7 +152,12 @@ impl ReqwestClient {
 }
 
 impl HttpClient for ReqwestClient {
-    fn post<'a>(&'a self, endpoint: &'a Endpoint, path: &'a str, body: Vec<u8>) -> BoxFuture<'a, Result<HttpResponse, String>> {
+    fn post<'a>(
+        &'a self,
+        endpoint: &'a Endpoint,
+        path: &'a str,
+        body: Vec<u8>,
+    ) -> BoxFuture<'a, Result<HttpResponse, String>> {
         let send = self
             .client
             .post(format!("{}{path}", endpoint.base))
@@ -151,12 +167,16 @@ impl HttpClient for ReqwestClient {
         let bridge = self.bridge.clone();
         let rechunk = self.rechunk_1kb;
         Box::pin(async move {
-            let resp = Bridged { handle: bridge.clone(), inner: Box::pin(send) }.await.map_err(|e| format!("request: {e}"))?;
+            let resp =
+                Bridged { handle: bridge.clone(), inner: Box::pin(send) }.await.map_err(|e| format!("request: {e}"))?;
             let status = resp.status().as_u16();
             let stream = futures_lite::StreamExt::map(resp.bytes_stream(), |r| r.map_err(|e| e.to_string()));
             let stream = Bridged { handle: bridge, inner: Box::pin(stream) };
-            let body: ByteStream =
-                if rechunk { Box::pin(Rechunk { inner: stream, buf: Vec::new(), done: false }) } else { Box::pin(stream) };
+            let body: ByteStream = if rechunk {
+                Box::pin(Rechunk { inner: stream, buf: Vec::new(), done: false })
+            } else {
+                Box::pin(stream)
+            };
             Ok(HttpResponse { status, body })
         })
     }
@@ -377,7 +397,9 @@ pub async fn stream_call<R: Adapter, C: HttpClient + ?Sized>(
                 } else {
                     let v: serde_json::Value = serde_json::from_slice(data).map_err(|e| malformed(e, line))?;
                     if let Some(e) = v.get("error") {
-                        return Err(CallError::Server(e["message"].as_str().map(str::to_string).unwrap_or_else(|| e.to_string())));
+                        return Err(CallError::Server(
+                            e["message"].as_str().map(str::to_string).unwrap_or_else(|| e.to_string()),
+                        ));
                     }
                     if let Some(n) = v["usage"]["completion_tokens"].as_u64() {
                         sse_usage = Some((n, v["usage"]["prompt_tokens"].as_u64().unwrap_or(0)));
@@ -389,7 +411,8 @@ pub async fn stream_call<R: Adapter, C: HttpClient + ?Sized>(
                 if let Some(e) = parsed.error {
                     return Err(CallError::Server(e.as_str().map(str::to_string).unwrap_or_else(|| e.to_string())));
                 }
-                let piece = parsed.response.clone().or(parsed.message.as_ref().map(|m| m.content.clone())).unwrap_or_default();
+                let piece =
+                    parsed.response.clone().or(parsed.message.as_ref().map(|m| m.content.clone())).unwrap_or_default();
                 (piece, parsed.done.then_some(parsed))
             };
             if !piece.is_empty() {

@@ -102,7 +102,11 @@ fn blocking_http(ep: &Endpoint, method: &str, path: &str, body: &str) -> Result<
     s.read_to_end(&mut raw).map_err(|e| format!("{}: reading the answer: {e}", ep.base))?;
     let text = String::from_utf8_lossy(&raw);
     let (head, rest) = text.split_once("\r\n\r\n").ok_or_else(|| format!("{}: not an HTTP answer", ep.base))?;
-    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).ok_or_else(|| format!("{}: bad status line", ep.base))?;
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("{}: bad status line", ep.base))?;
     let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
         let mut out = String::new();
         let mut rest = rest;
@@ -124,21 +128,33 @@ fn blocking_http(ep: &Endpoint, method: &str, path: &str, body: &str) -> Result<
 fn error_text(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| v["error"].as_str().map(str::to_string).or_else(|| v["error"]["message"].as_str().map(str::to_string)))
+        .and_then(|v| {
+            v["error"].as_str().map(str::to_string).or_else(|| v["error"]["message"].as_str().map(str::to_string))
+        })
         .unwrap_or_else(|| body.chars().take(120).collect())
 }
 
 /// Checks that `ep` answers, serves `model`, and is not busy: one short generation.
 pub fn preflight(ep: &Endpoint, model: &str, openai: bool) -> Result<(), String> {
     let (path, body) = if openai {
-        ("/v1/chat/completions", serde_json::json!({"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1, "stream": false}))
+        (
+            "/v1/chat/completions",
+            serde_json::json!({"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1, "stream": false}),
+        )
     } else {
-        ("/api/generate", serde_json::json!({"model": model, "prompt": "hi", "stream": false, "options": {"num_predict": 1}}))
+        (
+            "/api/generate",
+            serde_json::json!({"model": model, "prompt": "hi", "stream": false, "options": {"num_predict": 1}}),
+        )
     };
     let (status, text) = blocking_http(ep, "POST", path, &body.to_string())?;
     match status {
         200 => Ok(()),
-        404 => Err(format!("{}: model {model:?} not found ({}); pull it (`ollama pull {model}`) or pass --model", ep.base, error_text(&text))),
+        404 => Err(format!(
+            "{}: model {model:?} not found ({}); pull it (`ollama pull {model}`) or pass --model",
+            ep.base,
+            error_text(&text)
+        )),
         503 => Err(format!("{}: server busy ({}); retry later or raise OLLAMA_MAX_QUEUE", ep.base, error_text(&text))),
         s => Err(format!("{}: HTTP {s} on {path}: {}", ep.base, error_text(&text))),
     }
@@ -259,13 +275,18 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
     let failed = section.runs.iter().any(|r| r.failed) || section.fleet.iter().any(|f| f.failed_agents > 0);
     let md = summary::markdown(&section);
     println!("{md}");
-    let mut results = crate::results::assemble(&[], crate::results::Machine::detect(), profile.name, crate::results::Settings {
-        workers,
-        reps: options.runs,
-        warmup: 0,
-        runtimes: options.runtimes.iter().map(|r| r.name().to_string()).collect(),
-        filter: None,
-    });
+    let mut results = crate::results::assemble(
+        &[],
+        crate::results::Machine::detect(),
+        profile.name,
+        crate::results::Settings {
+            workers,
+            reps: options.runs,
+            warmup: 0,
+            runtimes: options.runtimes.iter().map(|r| r.name().to_string()).collect(),
+            filter: None,
+        },
+    );
     results.agents = Some(section);
     let latest = args.out.join("latest");
     crate::report::write_all(&latest, &results).map_err(|e| format!("cannot write {}: {e}", latest.display()))?;
@@ -290,4 +311,73 @@ pub fn serve_main(args: ServeArgs) -> Result<(), String> {
     loop {
         std::thread::park();
     }
+}
+
+/// `weft-lab smoke`'s agents check: the embedded simulator and two agents at a tiny size on
+/// every runtime, both spawn modes; each line is `(runtime, Ok | Err(why))`.
+pub fn smoke(workers: usize) -> Vec<(String, Result<(), String>)> {
+    use super::hosts::{self, RunPlan};
+    std::env::set_var("ASYNC_STD_THREAD_COUNT", workers.to_string());
+    std::env::set_var(crate::runtimes::async_std::CHILD_ENV, "1");
+    let mut profile = Profile::quick();
+    profile.default_predict = 8;
+    let setup = || -> Result<(Sim, Vec<super::agent::AgentSpec>), String> {
+        let sim = Sim::start(SimConfig::new(profile.clone())).map_err(|e| format!("starting the simulator: {e}"))?;
+        let dir = std::env::temp_dir().join(format!("weft-lab-smoke-agents-{}", std::process::id()));
+        generate_reports(&dir, 3).map_err(|e| e.to_string())?;
+        let o = StudyOptions {
+            profile: profile.clone(),
+            runtimes: Vec::new(),
+            configs: Vec::new(),
+            runs: 1,
+            spawn: SpawnMode::Join,
+            coordinator: CoordKind::None,
+            endpoints: sim.urls().iter().map(|u| Endpoint::parse(u)).collect::<Result<_, _>>()?,
+            model: "gemma3:latest".into(),
+            data_dir: dir,
+            workers,
+            bridge_workers: 2,
+            idle_timeout: Duration::from_secs(10),
+            permits: 2,
+            verbose: false,
+            openai: false,
+        };
+        Ok((sim, study::specs(&o, &CONFIGS[2], 2, 1)))
+    };
+    let (sim, agents) = match setup() {
+        Ok(v) => v,
+        Err(e) => return vec![("simulator".into(), Err(e))],
+    };
+    let out = AgentRuntime::ALL
+        .iter()
+        .map(|&rt| {
+            let check = || -> Result<(), String> {
+                for spawn in [SpawnMode::Join, SpawnMode::Tasks] {
+                    let plan = RunPlan {
+                        agents: agents.clone(),
+                        spawn,
+                        coordinator: CoordKind::None,
+                        permits: 2,
+                        workers,
+                        bridge_workers: 2,
+                        sequential: false,
+                    };
+                    let b = hosts::run(rt, &plan)?;
+                    for a in &b.agents {
+                        if let Some(e) = &a.error {
+                            return Err(format!("{} ({}): {e}", a.name, spawn.name()));
+                        }
+                        let tokens: Vec<u64> = a.calls.iter().map(|c| c.eval_count).collect();
+                        if tokens != [8, 8] || a.calls.iter().any(|c| c.tokens != 8) {
+                            return Err(format!("{}: expected 2 calls × 8 tokens, got {tokens:?}", a.name));
+                        }
+                    }
+                }
+                Ok(())
+            };
+            (rt.name().to_string(), check())
+        })
+        .collect();
+    drop(sim);
+    out
 }

@@ -196,7 +196,8 @@ async fn drive<R: Adapter, C: HttpClient, S: Spawner>(plan: &RunPlan, client: Ar
     } else {
         match plan.spawn {
             SpawnMode::Join => {
-                join_all(plan.agents.iter().map(|s| run_agent::<R, C>(s, &*client, &coordinator, start)).collect()).await
+                join_all(plan.agents.iter().map(|s| run_agent::<R, C>(s, &*client, &coordinator, start)).collect())
+                    .await
             }
             SpawnMode::Tasks => {
                 let joins: Vec<_> = plan
@@ -242,7 +243,11 @@ pub fn run(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
     let batch = match rt {
         AgentRuntime::WeftMt => {
             let r: Weft = build(mt, w)?;
-            r.block_on(drive::<Weft, _, _>(plan, Arc::new(HyperClient::<Weft>::default()), AdapterSpawner::<Weft>(PhantomData)))
+            r.block_on(drive::<Weft, _, _>(
+                plan,
+                Arc::new(HyperClient::<Weft>::default()),
+                AdapterSpawner::<Weft>(PhantomData),
+            ))
         }
         AgentRuntime::WeftCt => {
             let r: Weft = build(Flavor::CurrentThread, 1)?;
@@ -269,7 +274,9 @@ pub fn run(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
         AgentRuntime::TokioLocalset => {
             let r: Tokio = build(Flavor::CurrentThread, 1)?;
             let client = Arc::new(ReqwestClient::new(None, false)?);
-            r.block_on(async { tokio::task::LocalSet::new().run_until(drive::<Tokio, _, _>(plan, client, TokioLocal)).await })
+            r.block_on(async {
+                tokio::task::LocalSet::new().run_until(drive::<Tokio, _, _>(plan, client, TokioLocal)).await
+            })
         }
         AgentRuntime::Smol | AgentRuntime::Smol1kb => {
             let b = bridge(plan.bridge_workers)?;

@@ -125,8 +125,22 @@ pub fn specs(o: &StudyOptions, config: &StudyConfig, n: usize, seed: u64) -> Vec
         .collect()
 }
 
-fn plan(o: &StudyOptions, agents: Vec<AgentSpec>, sequential: bool, spawn: SpawnMode, coordinator: CoordKind) -> RunPlan {
-    RunPlan { agents, spawn, coordinator, permits: o.permits, workers: o.workers, bridge_workers: o.bridge_workers, sequential }
+fn plan(
+    o: &StudyOptions,
+    agents: Vec<AgentSpec>,
+    sequential: bool,
+    spawn: SpawnMode,
+    coordinator: CoordKind,
+) -> RunPlan {
+    RunPlan {
+        agents,
+        spawn,
+        coordinator,
+        permits: o.permits,
+        workers: o.workers,
+        bridge_workers: o.bridge_workers,
+        sequential,
+    }
 }
 
 /// One untimed sequential pass, so every instance has this config's runner loaded before the

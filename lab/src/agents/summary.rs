@@ -237,7 +237,8 @@ pub fn markdown(section: &AgentsSection) -> String {
         let mut line = format!("| {} |", overall.runtime);
         for c in &configs {
             let r = section.summary.iter().find(|r| r.runtime == overall.runtime && r.config == *c);
-            let ours = r.map(|r| format!("{} ({})", f2(r.mean_efficiency_pct), f2(r.peak_efficiency_pct))).unwrap_or_default();
+            let ours =
+                r.map(|r| format!("{} ({})", f2(r.mean_efficiency_pct), f2(r.peak_efficiency_pct))).unwrap_or_default();
             let tr = tr115_config_mean(&overall.runtime, c).map(|v| format!(" \\| {v:.1}")).unwrap_or_default();
             line += &format!(" {ours}{tr} |");
         }
@@ -267,7 +268,14 @@ pub fn markdown(section: &AgentsSection) -> String {
     if !failed.is_empty() {
         let _ = writeln!(md, "\n### Failed runs (excluded from the statistics)\n");
         for r in failed {
-            let _ = writeln!(md, "- {} {} run {}: {}", r.runtime, r.config, r.run + 1, r.error.as_deref().unwrap_or("failed"));
+            let _ = writeln!(
+                md,
+                "- {} {} run {}: {}",
+                r.runtime,
+                r.config,
+                r.run + 1,
+                r.error.as_deref().unwrap_or("failed")
+            );
         }
     }
     if !fleet.is_empty() {

@@ -133,7 +133,8 @@ impl Shared {
             .into_iter()
             .map(|_| {
                 let m = &self.config.models[0];
-                let expires = humantime::format_rfc3339_seconds(std::time::SystemTime::now() + Duration::from_secs(300));
+                let expires =
+                    humantime::format_rfc3339_seconds(std::time::SystemTime::now() + Duration::from_secs(300));
                 serde_json::json!({"name": m, "model": m, "size": 3_338_801_804u64, "size_vram": 3_338_801_804u64,
                                    "digest": "a2af6cc3eb7fa8be8504abaf9b04e88f17a119ec3f04a3addf55f92841195f5a",
                                    "details": Shared::details(), "expires_at": expires.to_string()})
@@ -241,6 +242,7 @@ fn stat_cpu(path: &str) -> Duration {
     // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
     let Some(rest) = s.rfind(')').map(|i| &s[i + 2..]) else { return Duration::ZERO };
     let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0) + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
+        + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     Duration::from_millis(ticks * 10)
 }

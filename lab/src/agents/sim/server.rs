@@ -42,11 +42,14 @@ impl hyper::body::Body for SimBody {
     }
 }
 
+/// Queued requests' wake-ups: request id → "you may start (reload?)".
+type Waiters = Vec<(u64, oneshot::Sender<bool>)>;
+
 /// One simulated model server (an Ollama process).
 pub struct Instance {
     pub index: usize,
     pub fault: Option<Fault>,
-    state: Mutex<(Model, Vec<(u64, oneshot::Sender<bool>)>)>,
+    state: Mutex<(Model, Waiters)>,
 }
 
 impl Instance {
@@ -139,15 +142,23 @@ enum Api {
 }
 
 /// The service: routes one request.
-pub async fn handle(shared: Arc<Shared>, inst: Arc<Instance>, req: HttpRequest<Incoming>) -> Result<Response<SimBody>, Infallible> {
+pub async fn handle(
+    shared: Arc<Shared>,
+    inst: Arc<Instance>,
+    req: HttpRequest<Incoming>,
+) -> Result<Response<SimBody>, Infallible> {
     let api = match (req.method(), req.uri().path()) {
         (&Method::POST, "/api/generate") => Api::Generate,
         (&Method::POST, "/api/chat") => Api::Chat,
         (&Method::POST, "/v1/chat/completions") => Api::OpenAi,
         (&Method::GET, "/api/tags") => return Ok(json(StatusCode::OK, shared.tags())),
-        (&Method::GET, "/api/version") => return Ok(json(StatusCode::OK, serde_json::json!({"version": super::VERSION}))),
+        (&Method::GET, "/api/version") => {
+            return Ok(json(StatusCode::OK, serde_json::json!({"version": super::VERSION})))
+        }
         (&Method::GET, "/api/ps") => return Ok(json(StatusCode::OK, shared.ps(&inst))),
-        (&Method::GET | &Method::HEAD, "/") => return Ok(respond(StatusCode::OK, "text/plain; charset=utf-8", b"Ollama is running".to_vec())),
+        (&Method::GET | &Method::HEAD, "/") => {
+            return Ok(respond(StatusCode::OK, "text/plain; charset=utf-8", b"Ollama is running".to_vec()))
+        }
         _ => return Ok(respond(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", b"404 page not found".to_vec())),
     };
     let err = |status: StatusCode, message: &str| {
@@ -169,7 +180,12 @@ pub async fn handle(shared: Arc<Shared>, inst: Arc<Instance>, req: HttpRequest<I
     if request.model.is_empty() {
         return Ok(err(StatusCode::BAD_REQUEST, "model is required"));
     }
-    if !shared.config.models.iter().any(|m| *m == request.model || m.strip_suffix(":latest") == Some(request.model.as_str())) {
+    if !shared
+        .config
+        .models
+        .iter()
+        .any(|m| *m == request.model || m.strip_suffix(":latest") == Some(request.model.as_str()))
+    {
         return Ok(err(StatusCode::NOT_FOUND, &wire::not_found(&request.model)));
     }
     if api == Api::Chat && request.messages.is_none() {
@@ -274,14 +290,24 @@ struct Job {
 }
 
 impl Job {
-    fn new(shared: &Arc<Shared>, inst: &Arc<Instance>, r: &wire::Request, api: Api, id: u64, arrived: Instant, reload: bool) -> Job {
+    fn new(
+        shared: &Arc<Shared>,
+        inst: &Arc<Instance>,
+        r: &wire::Request,
+        api: Api,
+        id: u64,
+        arrived: Instant,
+        reload: bool,
+    ) -> Job {
         let opts = r.runner_opts();
         let prompt = r.prompt_text();
         let prompt_tokens = wire::count_tokens(&prompt).min(opts.num_ctx);
         // Text: a fixed seed, or greedy decoding (temperature 0) from the prompt, or fresh.
         let text_seed = match (r.seed(), r.temperature()) {
             (Some(s), _) => s as u64,
-            (None, t) if t <= 0.0 => prompt.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)),
+            (None, t) if t <= 0.0 => {
+                prompt.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+            }
             (None, _) => shared.config.seed ^ id.wrapping_mul(0x2545_F491_4F6C_DD1D),
         };
         let mut text_rng = Rng::new(text_seed);
@@ -334,9 +360,8 @@ impl Job {
                     return None;
                 }
                 Some(Fault::Malformed { after }) if after == i => {
-                    if !sink.emit(Ok(Bytes::from_static(b"{\"model\":\"broken\",\"response\":\n"))).await {
-                        return None;
-                    }
+                    // A departed client shows at the next token's emit.
+                    let _ = sink.emit(Ok(Bytes::from_static(b"{\"model\":\"broken\",\"response\":\n"))).await;
                 }
                 Some(Fault::MidStreamError { after }) if after == i => {
                     let line = if self.api == Api::OpenAi {
@@ -352,7 +377,8 @@ impl Job {
                 }
                 _ => {}
             }
-            let factor = load_factor(profile.full_load_factor, self.inst.running(), self.inst.state.lock().unwrap().0.slots());
+            let factor =
+                load_factor(profile.full_load_factor, self.inst.running(), self.inst.state.lock().unwrap().0.slots());
             deadline += self.jitter_rng.jittered(base.mul_f64(factor), profile.jitter);
             weft::time::sleep_until(deadline).await;
             let word = wire::WORDS[(self.text_rng.next_u64() % wire::WORDS.len() as u64) as usize];
@@ -380,7 +406,15 @@ impl Job {
     }
 
     /// Serialises one line (`stats` = the final one) into `buf`.
-    fn line(&self, buf: &mut Vec<u8>, word: Option<&str>, stats: Option<Stats>, first: bool, chat_id: &str, created: u64) {
+    fn line(
+        &self,
+        buf: &mut Vec<u8>,
+        word: Option<&str>,
+        stats: Option<Stats>,
+        first: bool,
+        chat_id: &str,
+        created: u64,
+    ) {
         let reason = if self.length_limited { "length" } else { "stop" };
         match self.api {
             Api::Generate | Api::Chat => {

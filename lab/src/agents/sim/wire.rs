@@ -66,7 +66,10 @@ impl Request {
 
     pub fn runner_opts(&self) -> RunnerOpts {
         let d = RunnerOpts::default();
-        RunnerOpts { num_ctx: self.options.num_ctx.unwrap_or(d.num_ctx), num_gpu: self.options.num_gpu.unwrap_or(d.num_gpu) }
+        RunnerOpts {
+            num_ctx: self.options.num_ctx.unwrap_or(d.num_ctx),
+            num_gpu: self.options.num_gpu.unwrap_or(d.num_gpu),
+        }
     }
 
     pub fn num_predict(&self) -> Option<i64> {
@@ -190,7 +193,36 @@ pub fn unix_now() -> u64 {
 
 /// A small vocabulary the simulated model "generates" from.
 pub const WORDS: [&str; 32] = [
-    "the ", "agent ", "latency ", "runtime ", "throughput ", "of ", "a ", "stream ", "tokens ", "per ", "second ",
-    "scheduler ", "and ", "efficiency ", "is ", "measured ", "with ", "two ", "workers ", "report ", "analysis ",
-    "shows ", "that ", "queue ", "model ", "server ", "under ", "load ", "remains ", "stable ", "while ", "\"quoted\" ",
+    "the ",
+    "agent ",
+    "latency ",
+    "runtime ",
+    "throughput ",
+    "of ",
+    "a ",
+    "stream ",
+    "tokens ",
+    "per ",
+    "second ",
+    "scheduler ",
+    "and ",
+    "efficiency ",
+    "is ",
+    "measured ",
+    "with ",
+    "two ",
+    "workers ",
+    "report ",
+    "analysis ",
+    "shows ",
+    "that ",
+    "queue ",
+    "model ",
+    "server ",
+    "under ",
+    "load ",
+    "remains ",
+    "stable ",
+    "while ",
+    "\"quoted\" ",
 ];
