@@ -9,7 +9,7 @@ use weft_lab::agents::client::{stream_call, CallError, Endpoint, HyperClient};
 use weft_lab::agents::hosts::{self, AgentRuntime, RunPlan, SpawnMode};
 use weft_lab::agents::sim::{Fault, Profile, Sim, SimConfig};
 
-const IDLE: Duration = Duration::from_millis(400);
+const IDLE: Duration = Duration::from_secs(1);
 
 fn tiny() -> Profile {
     Profile {
@@ -95,17 +95,17 @@ fn mid_stream_error() {
 
 #[test]
 fn stall_after_headers() {
-    on_every_runtime(Fault::Stall { after: 0, duration: Duration::from_secs(20) }, "no data for 0.4 s");
+    on_every_runtime(Fault::Stall { after: 0, duration: Duration::from_secs(20) }, "no data for 1.0 s");
 }
 
 #[test]
 fn stall_mid_stream() {
-    on_every_runtime(Fault::Stall { after: 4, duration: Duration::from_secs(20) }, "no data for 0.4 s");
+    on_every_runtime(Fault::Stall { after: 4, duration: Duration::from_secs(20) }, "no data for 1.0 s");
 }
 
 #[test]
 fn slow_headers() {
-    on_every_runtime(Fault::SlowHeaders(Duration::from_secs(20)), "no data for 0.4 s");
+    on_every_runtime(Fault::SlowHeaders(Duration::from_secs(20)), "no data for 1.0 s");
 }
 
 #[test]
