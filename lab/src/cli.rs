@@ -55,6 +55,10 @@ enum Command {
     HttpHello(HttpHelloArgs),
     #[command(name = "__http_server", hide = true)]
     HttpServer(HttpServerArgs),
+    /// TR115's multi-agent LLM study on every runtime (embedded Ollama simulator by default).
+    Agents(crate::agents::command::AgentsArgs),
+    /// The Ollama-compatible simulator, standalone on 127.0.0.1.
+    ServeOllama(crate::agents::command::ServeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -235,6 +239,10 @@ pub fn main() -> ExitCode {
                 RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
             runtime.and_then(|rt| crate::http_hello::server_main(rt, args.workers)).map(|()| ExitCode::SUCCESS)
         }
+        Some(Command::Agents(args)) => {
+            crate::agents::command::agents_main(args).map(|ok| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Some(Command::ServeOllama(args)) => crate::agents::command::serve_main(args).map(|()| ExitCode::SUCCESS),
     };
     match outcome {
         Ok(code) => code,

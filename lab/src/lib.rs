@@ -25,6 +25,7 @@
 #![allow(clippy::manual_async_fn)]
 
 pub mod adapter;
+pub mod agents;
 pub mod baseline;
 pub mod cli;
 pub mod echo_latency;

@@ -35,6 +35,9 @@ pub struct Results {
     pub settings: Settings,
     pub results: Vec<Row>,
     pub ratios: Vec<RatioRow>,
+    /// `weft-lab agents`: the multi-agent study (absent from other commands' results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<crate::agents::summary::AgentsSection>,
 }
 
 /// How the run was configured.
@@ -265,6 +268,7 @@ pub fn assemble(measured: &[Measured], machine: Machine, profile: &str, settings
         settings,
         results,
         ratios,
+        agents: None,
     }
 }
 

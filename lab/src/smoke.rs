@@ -92,5 +92,24 @@ pub fn run(options: &SmokeOptions) -> SmokeReport {
             report.lines.push(line);
         }
     }
+    if selected("agents", &options.filter) {
+        for (runtime, outcome) in crate::agents::command::smoke(options.workers) {
+            let line = match outcome {
+                Ok(()) => {
+                    report.passed += 1;
+                    format!("ok       {:<22} {:>6} {runtime:<10}", "agents", 2)
+                }
+                Err(why) => {
+                    report.failed += 1;
+                    report.failures.push(format!("agents 2 {runtime}: {why}"));
+                    format!("FAILED   {:<22} {:>6} {runtime:<10} {why}", "agents", 2)
+                }
+            };
+            if options.verbose {
+                println!("{line}");
+            }
+            report.lines.push(line);
+        }
+    }
     report
 }

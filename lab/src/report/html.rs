@@ -124,6 +124,9 @@ pub fn render(results: &Results) -> String {
     for paragraph in methodology(results) {
         let _ = write!(h, "<p>{}</p>", inline_code(&paragraph));
     }
+    if let Some(agents) = &results.agents {
+        h.push_str(&crate::agents::charts::html(agents));
+    }
     h.push_str("</body></html>\n");
     h
 }

@@ -79,5 +79,8 @@ pub fn render(results: &Results) -> String {
     for paragraph in methodology(results) {
         let _ = writeln!(md, "{paragraph}\n");
     }
+    if let Some(agents) = &results.agents {
+        md.push_str(&crate::agents::summary::markdown(agents));
+    }
     md
 }
