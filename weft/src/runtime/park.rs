@@ -141,11 +141,12 @@ impl Parker {
         Unparker { inner: self.inner.clone() }
     }
 
-    /// Sleeps until unparked (or, when this worker owns the driver, until the next timer).
+    /// Sleeps until unparked (or, when this worker owns the driver, until the next timer or
+    /// I/O event; workers never park with a timeout of their own).
     /// Returns true if it slept in the driver (the caller then hands the driver over, see
     /// the parking essay).
     pub(crate) fn park(&mut self, handle: &driver::Handle) -> bool {
-        self.inner.park(handle, None)
+        self.inner.park(handle)
     }
 
     /// Fires due timers without sleeping, if the driver is free (maintenance of a busy
@@ -156,7 +157,7 @@ impl Parker {
 }
 
 impl WorkerParkInner {
-    fn park(&self, handle: &driver::Handle, timeout: Option<Duration>) -> bool {
+    fn park(&self, handle: &driver::Handle) -> bool {
         if self.state.compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed).is_ok() {
             return false;
         }
@@ -171,19 +172,15 @@ impl WorkerParkInner {
                 }
                 Err(actual) => panic!("inconsistent worker park state {actual}"),
             }
-            driver.park_timeout(handle, timeout);
+            driver.park_timeout(handle, None);
             // Woken by an unpark (state NOTIFIED) or by a timer/timeout (PARKED_DRIVER).
             self.state.swap(EMPTY, Acquire);
         });
         if drove.is_some() {
             return true;
         }
-        self.park_condvar(timeout);
+        park_on_condvar(&self.state, &self.mutex, &self.condvar, None);
         false
-    }
-
-    fn park_condvar(&self, timeout: Option<Duration>) {
-        park_on_condvar(&self.state, &self.mutex, &self.condvar, timeout);
     }
 }
 

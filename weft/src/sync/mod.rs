@@ -57,8 +57,7 @@
 //!   have needed a second queue; one list + a semaphore serves both.
 //! * Waiter lists keyed by id in a map: simpler, but each wait would allocate and each removal
 //!   would search; the intrusive list does neither.
-//! * A global mutex around each channel (as in the actor runtime measured in the issue): fast
-//!   on one core, but every send and receive would contend on it with many producers.
+//! * A global mutex around each channel (as some actor runtimes do): fast on one core, but every send and receive would contend on it with many producers.
 
 mod atomic_waker;
 pub(crate) mod batch_semaphore;

@@ -290,11 +290,13 @@ unsafe fn shutdown<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: as above.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
     if harness.header().state.transition_to_shutdown() {
-        // We took RUNNING with the owned list's reference: cancel and complete.
+        // We took RUNNING; the caller's reference (the owned list's `Task`, or a drained
+        // `Notified`) is the one `complete` releases.
         harness.cancel_future();
         harness.complete();
     } else {
-        // Running or finished elsewhere: that thread cancels it; release the list's reference.
+        // Running or finished elsewhere: that thread cancels it; release the caller's
+        // reference (the owned list's `Task` or a drained `Notified`).
         harness.raw().drop_reference();
     }
 }

@@ -31,7 +31,6 @@ pub(crate) struct OwnedTasks<S: 'static> {
 
 struct Shard {
     head: Option<NonNull<Header>>,
-    len: usize,
     closed: bool,
 }
 
@@ -43,9 +42,8 @@ const UNBOUND: u32 = u32::MAX;
 
 impl<S: 'static> OwnedTasks<S> {
     pub(crate) fn new(num_shards: usize) -> OwnedTasks<S> {
-        let shards = (0..num_shards.max(1))
-            .map(|_| CachePadded::new(Mutex::new(Shard { head: None, len: 0, closed: false })))
-            .collect();
+        let shards =
+            (0..num_shards.max(1)).map(|_| CachePadded::new(Mutex::new(Shard { head: None, closed: false }))).collect();
         OwnedTasks { shards, _p: PhantomData }
     }
 
@@ -150,7 +148,6 @@ unsafe fn push_front(shard: &mut Shard, node: NonNull<Header>) {
         set_prev(old, Some(node));
     }
     shard.head = Some(node);
-    shard.len += 1;
 }
 
 /// Unlinks `node` if it is in this shard's list; returns whether it was.
@@ -169,6 +166,5 @@ unsafe fn unlink(shard: &mut Shard, node: NonNull<Header>) -> bool {
     }
     set_prev(node, None);
     set_next(node, None);
-    shard.len -= 1;
     true
 }

@@ -5,8 +5,11 @@
 //! * `inject` — the global FIFO for work from outside the workers.
 //! * `idle` — searching/sleeping accounting that wakes at most the workers needed.
 //!
-//! Spawning from a worker binds the task to that worker's shard of the owned-task list and
-//! pushes it on the worker's own queue: no shared lock, no shared counter, one uncontended
+//! Spawning from a worker pushes the task on the worker's own queue: no lock at all. The only
+//! shared write is the increment of the scheduler handle's `Arc` count (each task holds a
+//! clone of `Arc<Handle>`; the handle is 128-byte aligned so that count has its own cache
+//! line). The task joins the owned-task list lazily, the first time it goes idle, in the
+//! *poller's* shard (`Schedule::bind`): a task that completes in its first poll never takes a
 //! shard lock. Spawning from outside (`block_on`, other threads) pushes to the injection queue
 //! and wakes one sleeping worker if nobody is searching.
 //!

@@ -97,8 +97,10 @@ impl<S: 'static> Local<S> {
         self.len() > 0
     }
 
-    /// Free slots (ignoring an in-progress steal, which only makes this an overestimate by
-    /// the stolen count; `push_back` re-checks).
+    /// Free slots. Slots claimed by an in-progress steal still count as occupied (measured
+    /// from the steal head, not the real head), so this is an underestimate by at most the
+    /// stolen count: pushing this many never overflows. `push_back_or_overflow` re-checks
+    /// anyway.
     pub(crate) fn remaining_slots(&self) -> usize {
         let (steal, _) = unpack(self.inner.head.load(Acquire));
         let tail = self.inner.tail.load(Relaxed);
@@ -242,12 +244,6 @@ impl<S: 'static> Steal<S> {
                 }
             }
         }
-    }
-}
-
-impl<S: 'static> Clone for Steal<S> {
-    fn clone(&self) -> Steal<S> {
-        Steal(self.0.clone())
     }
 }
 
