@@ -89,7 +89,8 @@ pub use rwlock::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockRead
 pub use semaphore::{AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError};
 pub use set_once::{SetOnce, SetOnceError};
 
-/// Runs `fut` to completion on the calling thread (for the `blocking_*` methods).
+/// Runs `fut` to completion on the calling thread (for the `blocking_*` methods), in the
+/// runtime's one block-on loop (`runtime::park::block_on`).
 #[track_caller]
 pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {
     assert!(
@@ -97,22 +98,5 @@ pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {
         "a `blocking_*` method of weft::sync was called from inside a runtime; this would \
          block the thread that drives other tasks. Use the async method instead."
     );
-    struct ThreadWaker(std::thread::Thread);
-    impl std::task::Wake for ThreadWaker {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.unpark();
-        }
-        fn wake_by_ref(self: &std::sync::Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = std::task::Waker::from(std::sync::Arc::new(ThreadWaker(std::thread::current())));
-    let mut cx = std::task::Context::from_waker(&waker);
-    let mut fut = std::pin::pin!(fut);
-    loop {
-        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
-            return v;
-        }
-        std::thread::park();
-    }
+    crate::runtime::park::block_on(fut)
 }

@@ -8,8 +8,8 @@
 //! queue is served first; every `event_interval` ticks the driver is polled without blocking.
 //!
 //! If another thread's `block_on` holds the core, this `block_on` polls its own future on its
-//! own thread and retries taking the core every millisecond (tasks keep running on the other
-//! thread meanwhile).
+//! own thread (`ParkThread::block_on`, the crate's one block-on loop) and retries taking the
+//! core every millisecond (tasks keep running on the other thread meanwhile).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -129,21 +129,19 @@ impl Handle {
         let _runtime = context::enter_runtime("Runtime::block_on");
         let _enter = context::enter(crate::runtime::scheduler::Handle::CurrentThread(me.clone()));
         let mut future = pin!(future);
+        let mut park = None;
         loop {
             let core = lock(&me.core).take();
             if let Some(core) = core {
                 return Handle::drive(me, core, future);
             }
             // Another thread drives the tasks: poll our own future here until it is ready or
-            // the core becomes free.
-            let park = ParkThread::new();
-            let waker = wake::waker(Arc::new(ThreadWaker(park.clone())));
-            let mut cx = TaskContext::from_waker(&waker);
-            let _budget = BudgetGuard::new(Some(BUDGET));
-            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            // the core becomes free (checked every millisecond and on every wake-up).
+            let park = park.get_or_insert_with(ParkThread::new);
+            let mut core_free = || lock(&me.core).is_some();
+            if let Some(v) = park.block_on(future.as_mut(), Some((Duration::from_millis(1), &mut core_free))) {
                 return v;
             }
-            park.park_timeout(Some(Duration::from_millis(1)));
         }
     }
 
@@ -269,15 +267,6 @@ impl Wake for BlockOnWaker {
     fn wake_by_ref(arc: &Arc<Self>) {
         arc.0.woken.store(true, Release);
         arc.0.driver.unpark();
-    }
-}
-
-/// Wakes a plain thread parked in a `ParkThread` (used by every non-worker `block_on`).
-pub(crate) struct ThreadWaker(pub(crate) ParkThread);
-
-impl Wake for ThreadWaker {
-    fn wake_by_ref(arc: &Arc<Self>) {
-        arc.0.unpark();
     }
 }
 
