@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use crate::loom::lock;
 use crate::loom::sync::{Arc, Condvar, Mutex};
 use crate::runtime::{context, scheduler};
-use crate::task::{JoinHandle, Notified, Schedule, Task};
+use crate::task::{JoinHandle, Notified, Schedule, Task, TaskRef};
 
 /// The default bound of the pool; see the module comment for the reasoning.
 pub(crate) fn default_max_threads() -> usize {
@@ -90,7 +90,7 @@ impl Schedule for BlockingSchedule {
         // no wake or abort submits it again. Should that change, cancelling is the safe answer.
         task.shutdown();
     }
-    fn release(&self, _task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, _task: TaskRef<'_>) -> Option<Task<Self>> {
         None
     }
     fn bind(&self, task: Task<Self>) -> bool {

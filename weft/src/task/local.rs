@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use super::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use super::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task, TaskRef};
 use crate::loom::lock;
 use crate::loom::sync::{Arc, Mutex};
 
@@ -261,7 +261,7 @@ impl Schedule for Arc<Shared> {
         }
     }
 
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
         self.owned.remove(task)
     }
 

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{new_task, Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use super::{new_task, Id, JoinHandle, Notified, OwnedTasks, Schedule, Task, TaskRef};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use crate::loom::sync::{Arc, Mutex};
 use crate::loom::{lock, thread};
@@ -21,7 +21,7 @@ impl Schedule for Arc<Sched> {
     fn schedule(&self, task: Notified<Self>) {
         lock(&self.queue).push_back(task);
     }
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
         self.owned.remove(task)
     }
     fn bind(&self, task: Task<Self>) -> bool {

@@ -74,11 +74,17 @@ pub use local::{spawn_local, LocalSet};
 pub use yield_now::yield_now;
 
 pub(crate) use list::OwnedTasks;
-pub(crate) use raw::{Notified, Task};
+pub(crate) use raw::{Notified, Task, TaskRef};
 
 use std::future::Future;
 
 /// The scheduler side of a task: where it goes when woken, and how it leaves the owned list.
+///
+/// The scheduler handle lives inside the task cell, so `schedule` and `yield_now` are called
+/// on a `&self` that the submitted `Notified` keeps alive: an implementation hands the task on
+/// last and does not touch `&self` afterwards (another thread may run the task to completion
+/// and free the cell at once). Dereferencing an `Arc` handle before the hand-off, as every
+/// implementation here does, satisfies this.
 pub(crate) trait Schedule: Sync + Sized + 'static {
     /// Submit a task woken by a waker or an abort (any thread).
     fn schedule(&self, task: Notified<Self>);
@@ -90,7 +96,7 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     }
 
     /// The task completed: remove it from the owned list, returning the list's reference.
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>>;
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>>;
 
     /// The task is going idle for the first time: add it to the owned list (which takes the
     /// given reference). False if the list is closed; the caller then cancels the task.
@@ -108,10 +114,8 @@ where
     T: Future + 'static,
     S: Schedule,
 {
-    let raw = raw::RawTask::new(future, scheduler, id);
-    // SAFETY: the cell starts with two references, one for each value returned.
-    let notified = unsafe { Notified(Task::from_raw(raw.header_ptr())) };
-    (notified, JoinHandle::new(raw))
+    let (notified, join) = raw::allocate(future, scheduler, id);
+    (notified, JoinHandle::new(join))
 }
 
 /// Spawns a future onto the current runtime (see [`crate::spawn`]).

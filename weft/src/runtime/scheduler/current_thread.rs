@@ -25,10 +25,11 @@ use crate::runtime::driver::{self, Driver};
 use crate::runtime::park::ParkThread;
 use crate::runtime::{context, Config};
 use crate::task::coop::{BudgetGuard, BUDGET};
-use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task, TaskRef};
 use crate::util::wake::{self, Wake};
 
-type TaskRef = Notified<Arc<Handle>>;
+/// A queued task of this scheduler.
+type Runnable = Notified<Arc<Handle>>;
 
 /// Aligned to 128 bytes: see `multi_thread::Handle`.
 #[repr(align(128))]
@@ -37,7 +38,7 @@ pub(crate) struct Handle {
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
     pub(crate) config: Config,
     /// `None` once shut down.
-    inject: Mutex<Option<VecDeque<TaskRef>>>,
+    inject: Mutex<Option<VecDeque<Runnable>>>,
     inject_len: AtomicUsize,
     /// The `block_on` future was woken.
     woken: AtomicBool,
@@ -46,7 +47,7 @@ pub(crate) struct Handle {
 }
 
 pub(crate) struct Core {
-    tasks: VecDeque<TaskRef>,
+    tasks: VecDeque<Runnable>,
     tick: u32,
     driver: Option<Driver>,
 }
@@ -96,7 +97,7 @@ impl Handle {
         self.is_shutdown.load(Acquire)
     }
 
-    fn push_remote(&self, task: TaskRef) {
+    fn push_remote(&self, task: Runnable) {
         let mut inject = lock(&self.inject);
         match inject.as_mut() {
             Some(q) => {
@@ -112,7 +113,7 @@ impl Handle {
         }
     }
 
-    fn pop_remote(&self) -> Option<TaskRef> {
+    fn pop_remote(&self) -> Option<Runnable> {
         if self.inject_len.load(Acquire) == 0 {
             return None;
         }
@@ -234,7 +235,7 @@ impl Context {
         core
     }
 
-    fn schedule(&self, task: TaskRef) -> Result<(), TaskRef> {
+    fn schedule(&self, task: Runnable) -> Result<(), Runnable> {
         match self.core.borrow_mut().as_mut() {
             Some(core) => {
                 core.tasks.push_back(task);
@@ -283,7 +284,7 @@ impl Schedule for Arc<Handle> {
         }
     }
 
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
         self.owned.remove(task)
     }
 

@@ -32,7 +32,7 @@ use crate::loom::sync::{Arc, Mutex};
 use crate::runtime::driver;
 use crate::runtime::park::{Parker, SharedDriver, Unparker};
 use crate::runtime::Config;
-use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task, TaskRef};
 
 use worker::Kind;
 pub(crate) use worker::{Context, Core};
@@ -211,7 +211,7 @@ impl Schedule for Arc<Handle> {
         Handle::schedule_task(self, task, Kind::Yield);
     }
 
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
         self.owned.remove(task)
     }
 
