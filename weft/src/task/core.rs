@@ -49,7 +49,8 @@ pub(crate) struct Header {
 // SAFETY: every field of the header is either atomic, immutable after construction, or an
 // `UnsafeCell` whose accesses are serialised by the protocol documented in the module comment.
 unsafe impl Send for Header {}
-// SAFETY: as above.
+// SAFETY: every field is atomic, immutable after construction, or an `UnsafeCell` whose accesses
+// the protocol in the module comment serialises, so `&Header` may be shared between threads.
 unsafe impl Sync for Header {}
 
 pub(super) struct Core<T: Future, S> {
@@ -94,7 +95,8 @@ impl Header {
     /// (holding `RUNNING`) before its `transition_to_idle` (AcqRel); anyone who later obtains
     /// the task through its state word or a queue observes the write.
     pub(crate) fn is_bound(&self) -> bool {
-        // SAFETY: see above: written once, before publication through the state word.
+        // SAFETY: `owner` is written once, by the poller holding RUNNING, before the AcqRel
+        // `transition_to_idle` that publishes the task; no write races this read.
         self.owner.with(|p| unsafe { *p }) != u32::MAX
     }
 }
@@ -105,7 +107,8 @@ impl<T: Future, S> Core<T, S> {
     /// # Safety
     /// The caller holds `RUNNING`, or has exclusive access to the stage after `COMPLETE`.
     pub(super) unsafe fn set_stage(&self, stage: Stage<T>) {
-        // SAFETY: exclusive access per the caller's contract.
+        // SAFETY: `set_stage`'s `# Safety`: the caller holds RUNNING or owns the stage after
+        // COMPLETE, so this is the only access.
         self.stage.with_mut(|ptr| unsafe { *ptr = stage });
     }
 
@@ -114,7 +117,8 @@ impl<T: Future, S> Core<T, S> {
     /// # Safety
     /// As `set_stage`, and the stage must be `Finished`.
     pub(super) unsafe fn take_output(&self) -> Result<T::Output, JoinError> {
-        // SAFETY: exclusive access per the caller's contract.
+        // SAFETY: `take_output`'s `# Safety`: the caller owns the stage after COMPLETE, so this is
+        // the only access.
         self.stage.with_mut(|ptr| match unsafe { std::ptr::replace(ptr, Stage::Consumed) } {
             Stage::Finished(out) => out,
             _ => panic!("JoinHandle polled after completion"),

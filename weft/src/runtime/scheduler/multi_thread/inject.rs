@@ -41,7 +41,8 @@ fn set_next(node: NonNull<Header>, next: Option<NonNull<Header>>) {
 }
 
 fn get_next(node: NonNull<Header>) -> Option<NonNull<Header>> {
-    // SAFETY: as in `set_next`.
+    // SAFETY: `queue_next` belongs to the queue holding the task's Notified (us); it is read only
+    // under our lock or before the node is published.
     unsafe { node.as_ref() }.queue_next.with(|p| unsafe { *p })
 }
 

@@ -49,7 +49,8 @@ struct Inner<S: 'static> {
 // SAFETY: slots are handed between threads through the head/tail protocol above; each slot is
 // accessed by one thread at a time.
 unsafe impl<S> Send for Inner<S> {}
-// SAFETY: as above.
+// SAFETY: sharing `Inner` between the owner and thieves is the point; the head/tail protocol gives
+// each slot one accessor at a time, and only `Notified`s (which are `Send`) move through it.
 unsafe impl<S> Sync for Inner<S> {}
 
 fn pack(steal: u32, real: u32) -> u64 {
@@ -70,14 +71,15 @@ impl<S: 'static> Inner<S> {
     /// # Safety
     /// The caller has exclusive access to slot `idx` (see the module protocol).
     unsafe fn write(&self, idx: u32, task: Notified<S>) {
-        // SAFETY: caller contract.
+        // SAFETY: `write`'s `# Safety`: the caller has exclusive access to this slot.
         self.buffer[idx as usize & MASK].with_mut(|p| unsafe { (*p).write(task) });
     }
 
     /// # Safety
     /// The caller has exclusive access to slot `idx`, which holds a task it now takes.
     unsafe fn read(&self, idx: u32) -> Notified<S> {
-        // SAFETY: caller contract.
+        // SAFETY: `read`'s `# Safety`: the caller has exclusive access to this slot, which holds an
+        // initialised task.
         self.buffer[idx as usize & MASK].with(|p| unsafe { (*p).assume_init_read() })
     }
 
