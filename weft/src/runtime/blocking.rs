@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use crate::loom::lock;
 use crate::loom::sync::{Arc, Condvar, Mutex};
 use crate::runtime::{context, scheduler};
-use crate::task::{JoinHandle, Notified, Schedule, Task, TaskRef};
+use crate::task::{JoinHandle, Runnable, Schedule, Task, TaskRef};
 
 /// The default bound of the pool; see the module comment for the reasoning.
 pub(crate) fn default_max_threads() -> usize {
@@ -71,7 +71,7 @@ struct Inner {
 }
 
 struct State {
-    queue: VecDeque<Notified<BlockingSchedule>>,
+    queue: VecDeque<Runnable<BlockingSchedule>>,
     threads: usize,
     idle: usize,
     /// Wake-ups handed to idle threads and not yet consumed.
@@ -84,7 +84,7 @@ struct State {
 pub(crate) struct BlockingSchedule;
 
 impl Schedule for BlockingSchedule {
-    fn schedule(&self, task: Notified<Self>) {
+    fn schedule(&self, task: Runnable<Self>) {
         // Never reached: a queued closure is already NOTIFIED (an abort only adds CANCELLED,
         // which the pool thread's poll observes) and a running one completes in that poll, so
         // no wake or abort submits it again. Should that change, cancelling is the safe answer.

@@ -133,7 +133,7 @@ impl Runtime {
             scheduler::Handle::MultiThread(h) => h.shutdown(),
         }
         // Blocking threads are not runtime workers: wait for them (or not) as asked.
-        self.handle.inner.driver().blocking.shutdown(timeout);
+        self.handle.inner.blocking().shutdown(timeout);
         let Some(workers) = self.workers.take() else { return };
         let (lock, cvar) = &*workers.alive;
         let mut alive = crate::loom::lock(lock);

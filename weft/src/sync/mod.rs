@@ -89,14 +89,5 @@ pub use rwlock::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockRead
 pub use semaphore::{AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError};
 pub use set_once::{SetOnce, SetOnceError};
 
-/// Runs `fut` to completion on the calling thread (for the `blocking_*` methods), in the
-/// runtime's one block-on loop (`runtime::park::block_on`).
-#[track_caller]
-pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {
-    assert!(
-        !crate::runtime::context::is_entered(),
-        "a `blocking_*` method of weft::sync was called from inside a runtime; this would \
-         block the thread that drives other tasks. Use the async method instead."
-    );
-    crate::runtime::park::block_on(fut)
-}
+mod block_on;
+pub(crate) use block_on::block_on;

@@ -13,7 +13,7 @@
 //! * `stage`: only the thread holding `RUNNING`, or the `JoinHandle` after `COMPLETE` (reading
 //!   the output), or the `JoinHandle` drop after `COMPLETE` (dropping it).
 //! * `owned_prev/next`, `owner`: only under the owned-list shard lock named by `owner`.
-//! * `queue_next`: only by the injection queue while it holds the task's `Notified`.
+//! * `queue_next`: only by the injection queue while it holds the task's `Runnable`.
 //! * `trailer.waker`: by the `JoinHandle` while `JOIN_WAKER` is clear, by the task side while
 //!   it is set (see `state.rs`).
 
@@ -36,7 +36,7 @@ pub(crate) struct Cell<T: Future, S> {
 pub(crate) struct Header {
     pub(super) state: State,
     pub(super) vtable: &'static Vtable,
-    /// Intrusive link used by the injection queue (owned by the queue holding the Notified).
+    /// Intrusive link used by the injection queue (owned by the queue holding the Runnable).
     pub(crate) queue_next: UnsafeCell<Option<NonNull<Header>>>,
     /// Intrusive doubly linked owned-task list (guarded by the shard lock in `owner`).
     pub(crate) owned_prev: UnsafeCell<Option<NonNull<Header>>>,

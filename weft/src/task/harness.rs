@@ -15,7 +15,7 @@ use std::task::{Context, Poll, Waker};
 use super::core::{Cell, Core, Header, Stage, Trailer};
 use super::raw::{Task, TaskRef, Vtable};
 use super::state::{TransitionToIdle, TransitionToRunning};
-use super::{waker, JoinError, Notified, Schedule};
+use super::{waker, JoinError, Runnable, Schedule};
 
 pub(super) fn vtable<T: Future + 'static, S: Schedule>() -> &'static Vtable {
     &Vtable {
@@ -72,11 +72,11 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
         unsafe { Task::from_raw(self.cell.cast()) }
     }
 
-    /// Turns the harness's reference into a `Notified` (scheduler type `S`).
-    fn into_notified(self) -> Notified<S> {
-        // SAFETY: the harness's reference passes to the `Notified` (the harness is consumed),
+    /// Turns the harness's reference into a `Runnable` (scheduler type `S`).
+    fn into_notified(self) -> Runnable<S> {
+        // SAFETY: the harness's reference passes to the `Runnable` (the harness is consumed),
         // and the cell is a `Cell<T, S>`.
-        unsafe { Notified::from_raw(self.cell.cast()) }
+        unsafe { Runnable::from_raw(self.cell.cast()) }
     }
 
     /// Gives back the harness's reference, freeing the task if it was the last.
@@ -105,10 +105,10 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                 match self.header().state.transition_to_idle() {
                     TransitionToIdle::Ok => {}
                     TransitionToIdle::OkNotified => {
-                        // The poller's reference now belongs to a new Notified.
+                        // The poller's reference now belongs to a new Runnable.
                         let scheduler: *const S = &self.core().scheduler;
                         let notified = self.into_notified();
-                        // SAFETY: the `Notified` keeps the cell, and the scheduler handle
+                        // SAFETY: the `Runnable` keeps the cell, and the scheduler handle
                         // inside it, allocated until `yield_now` hands it on; `Schedule`
                         // implementations do not use `&self` after that (see the trait).
                         unsafe { &*scheduler }.yield_now(notified);
@@ -271,7 +271,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
 
 /// # Safety
 /// `ptr` is the header of a `Cell<T, S>`, and the caller gives up one reference it owns (a
-/// `Notified`'s), which this consumes.
+/// `Runnable`'s), which this consumes.
 unsafe fn poll<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the reference the
     // harness now stands for.
@@ -280,14 +280,14 @@ unsafe fn poll<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
 
 /// # Safety
 /// `ptr` is the header of a `Cell<T, S>`, and the caller gives up one reference it owns,
-/// which becomes the submitted `Notified`'s.
+/// which becomes the submitted `Runnable`'s.
 unsafe fn schedule<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the reference the
     // harness now stands for.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
     let scheduler: *const S = &harness.core().scheduler;
     let notified = harness.into_notified();
-    // SAFETY: the `Notified` keeps the cell, and the scheduler handle inside it, allocated
+    // SAFETY: the `Runnable` keeps the cell, and the scheduler handle inside it, allocated
     // until `schedule` hands it on; `Schedule` implementations do not use `&self` after that
     // (see the trait).
     unsafe { &*scheduler }.schedule(notified);
@@ -339,7 +339,7 @@ unsafe fn drop_join_handle_slow<T: Future + 'static, S: Schedule>(ptr: NonNull<H
 
 /// # Safety
 /// `ptr` is the header of a `Cell<T, S>`, and the caller gives up one reference it owns (the
-/// owned list's `Task`, or a `Notified` drained from a run queue).
+/// owned list's `Task`, or a `Runnable` drained from a run queue).
 unsafe fn shutdown<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the reference the
     // harness now stands for.

@@ -7,14 +7,14 @@
 //!   `JoinHandle` / `AbortHandle` (`join.rs`, `abort.rs`). A `Waker` is an `OwnedRef` turned
 //!   into its data pointer (`waker.rs`).
 //! * `Task<S>` — the owned-task list's reference (lets shutdown reach every live task);
-//! * `Notified<S>` — the right to poll once, held by run queues.
+//! * `Runnable<S>` — the right to poll once, held by run queues.
 //!
 //! `TaskRef<'a>` is the non-owning view: `Copy`, it releases nothing, and its lifetime ties
 //! it to the owner it was borrowed from, so it cannot outlive the reference that keeps the
 //! task allocated.
 //!
 //! `unsafe` is confined to the constructors that turn a raw header pointer into one of these
-//! types (`OwnedRef::from_raw`, `Task::from_raw`, `Notified::from_raw`, `TaskRef::from_raw`),
+//! types (`OwnedRef::from_raw`, `Task::from_raw`, `Runnable::from_raw`, `TaskRef::from_raw`),
 //! each stating in `# Safety` which reference the new value stands for, and to the vtable
 //! calls below, which rely on exactly that.
 
@@ -33,9 +33,9 @@ use super::{Id, Schedule};
 /// own types, by `Cell::new`); the `# Safety` of each is on its implementation in
 /// `harness.rs`.
 pub(crate) struct Vtable {
-    /// Gives up one reference (a `Notified`'s): polls, or cancels if aborted.
+    /// Gives up one reference (a `Runnable`'s): polls, or cancels if aborted.
     pub(super) poll: unsafe fn(NonNull<Header>),
-    /// Gives up one reference, which becomes a `Notified` submitted to the scheduler.
+    /// Gives up one reference, which becomes a `Runnable` submitted to the scheduler.
     pub(super) schedule: unsafe fn(NonNull<Header>),
     /// Frees the cell; the reference count has reached zero.
     pub(super) dealloc: unsafe fn(NonNull<Header>),
@@ -43,12 +43,12 @@ pub(crate) struct Vtable {
     pub(super) try_read_output: unsafe fn(NonNull<Header>, *mut (), &Waker),
     /// Gives up the `JoinHandle`'s reference when the output was not read.
     pub(super) drop_join_handle_slow: unsafe fn(NonNull<Header>),
-    /// Gives up one reference (the owned list's or a drained `Notified`'s): cancels the task.
+    /// Gives up one reference (the owned list's or a drained `Runnable`'s): cancels the task.
     pub(super) shutdown: unsafe fn(NonNull<Header>),
 }
 
 /// Allocates a task cell and returns its two initial references.
-pub(super) fn allocate<T, S>(future: T, scheduler: S, id: Id) -> (Notified<S>, OwnedRef)
+pub(super) fn allocate<T, S>(future: T, scheduler: S, id: Id) -> (Runnable<S>, OwnedRef)
 where
     T: Future + 'static,
     S: Schedule,
@@ -57,7 +57,7 @@ where
     let ptr = NonNull::from(Box::leak(cell)).cast::<Header>();
     // SAFETY: `State::new` starts the count at two references, one for each value built
     // here; the cell is a `Cell<T, S>`, so `S` is its scheduler type.
-    unsafe { (Notified::from_raw(ptr), OwnedRef::from_raw(ptr)) }
+    unsafe { (Runnable::from_raw(ptr), OwnedRef::from_raw(ptr)) }
 }
 
 /// A borrowed view of a task. Holding one promises nothing new: some owner lent it, and the
@@ -154,7 +154,7 @@ impl OwnedRef {
         self.header().vtable
     }
 
-    /// Polls the task (or cancels it, if aborted); this reference is the `Notified`'s.
+    /// Polls the task (or cancels it, if aborted); this reference is the `Runnable`'s.
     pub(super) fn poll(self) {
         let poll = self.vtable().poll;
         // SAFETY: the header's vtable belongs to this cell (`Cell::new`), and `into_raw`
@@ -162,11 +162,11 @@ impl OwnedRef {
         unsafe { poll(self.into_raw()) }
     }
 
-    /// Submits the task to its scheduler; this reference becomes the `Notified`'s.
+    /// Submits the task to its scheduler; this reference becomes the `Runnable`'s.
     pub(super) fn schedule(self) {
         let schedule = self.vtable().schedule;
         // SAFETY: the header's vtable belongs to this cell, and `into_raw` hands this
-        // value's reference to `schedule`, which turns it into the `Notified`'s.
+        // value's reference to `schedule`, which turns it into the `Runnable`'s.
         unsafe { schedule(self.into_raw()) }
     }
 
@@ -178,7 +178,7 @@ impl OwnedRef {
         unsafe { shutdown(self.into_raw()) }
     }
 
-    /// `Waker::wake`: this reference becomes the `Notified`'s if the task was idle, else it is
+    /// `Waker::wake`: this reference becomes the `Runnable`'s if the task was idle, else it is
     /// released.
     pub(super) fn wake(self) {
         match self.task().state().transition_to_notified_by_val() {
@@ -218,7 +218,7 @@ impl OwnedRef {
     /// in its initial state, else the slow path (which may drop the output or the join waker).
     pub(super) fn drop_join_handle(self) {
         if self.task().state().drop_join_handle_fast().is_ok() {
-            // The CAS released this reference (the task still holds its `Notified`'s).
+            // The CAS released this reference (the task still holds its `Runnable`'s).
             std::mem::forget(self);
             return;
         }
@@ -271,7 +271,7 @@ pub(crate) struct Task<S: 'static> {
 }
 
 /// A task that is ready to be polled; held by run queues.
-pub(crate) struct Notified<S: 'static>(Task<S>);
+pub(crate) struct Runnable<S: 'static>(Task<S>);
 
 impl<S: 'static> Task<S> {
     /// # Safety
@@ -298,14 +298,14 @@ impl<S: 'static> Task<S> {
     }
 }
 
-impl<S: 'static> Notified<S> {
+impl<S: 'static> Runnable<S> {
     /// # Safety
     /// `ptr` is the header of a live task whose scheduler type is `S`, and the caller
-    /// transfers to the new value one reference that is a `Notified`'s (typically from
-    /// `Notified::into_raw` of the same scheduler type).
-    pub(crate) unsafe fn from_raw(ptr: NonNull<Header>) -> Notified<S> {
+    /// transfers to the new value one reference that is a `Runnable`'s (typically from
+    /// `Runnable::into_raw` of the same scheduler type).
+    pub(crate) unsafe fn from_raw(ptr: NonNull<Header>) -> Runnable<S> {
         // SAFETY: this function's contract is `Task::from_raw`'s.
-        Notified(unsafe { Task::from_raw(ptr) })
+        Runnable(unsafe { Task::from_raw(ptr) })
     }
 
     /// Cancels the task unless someone else is running or has completed it; consumes the
@@ -315,7 +315,7 @@ impl<S: 'static> Notified<S> {
         self.0.shutdown();
     }
 
-    /// A closed scheduler refuses this `Notified`. A never-polled task (a spawn that raced
+    /// A closed scheduler refuses this `Runnable`. A never-polled task (a spawn that raced
     /// shutdown) is cancelled here, on the spawning thread; a bound task is left to the owned
     /// list's shutdown, which runs on a runtime thread (its future may not like this thread).
     pub(crate) fn refuse(self) {

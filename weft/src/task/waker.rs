@@ -3,10 +3,10 @@
 //! Each `Waker` owns one task reference: its data pointer is an `OwnedRef` turned into a raw
 //! pointer (`OwnedRef::into_raw`), and each vtable function turns it back into the matching
 //! view or owner: `clone` takes a new reference, `drop` releases one, `wake` consumes its own
-//! (turning it into the `Notified` it submits when the task was idle). Wakers are
+//! (turning it into the `Runnable` it submits when the task was idle). Wakers are
 //! `Send + Sync` and work from any thread, including after the runtime is gone: the scheduler
 //! handle inside the task keeps the scheduler's shared state alive, and a scheduler that has
-//! shut down drops the submitted `Notified` instead of queueing it.
+//! shut down drops the submitted `Runnable` instead of queueing it.
 //!
 //! The poller lends a waker that owns nothing (`waker_ref`): a `WakerRef<'a>` borrows the
 //! poller's `TaskRef<'a>` and never runs the waker's `drop`, so it cannot release a reference

@@ -21,24 +21,23 @@ use std::time::Duration;
 use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use crate::loom::sync::{Arc, Mutex};
+use crate::runtime::blocking::BlockingPool;
 use crate::runtime::driver::{self, Driver};
 use crate::runtime::park::ParkThread;
 use crate::runtime::{context, Config};
 use crate::task::coop::{BudgetGuard, BUDGET};
-use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task, TaskRef};
+use crate::task::{Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 use crate::util::wake::{self, Wake};
-
-/// A queued task of this scheduler.
-type Runnable = Notified<Arc<Handle>>;
 
 /// Aligned to 128 bytes: see `multi_thread::Handle`.
 #[repr(align(128))]
 pub(crate) struct Handle {
     pub(crate) driver: driver::Handle,
+    pub(crate) blocking: BlockingPool,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
     pub(crate) config: Config,
     /// `None` once shut down.
-    inject: Mutex<Option<VecDeque<Runnable>>>,
+    inject: Mutex<Option<VecDeque<Runnable<Arc<Handle>>>>>,
     inject_len: AtomicUsize,
     /// The `block_on` future was woken.
     woken: AtomicBool,
@@ -47,7 +46,7 @@ pub(crate) struct Handle {
 }
 
 pub(crate) struct Core {
-    tasks: VecDeque<Runnable>,
+    tasks: VecDeque<Runnable<Arc<Handle>>>,
     tick: u32,
     driver: Option<Driver>,
 }
@@ -69,9 +68,15 @@ pub(crate) struct Context {
     core: RefCell<Option<Box<Core>>>,
 }
 
-pub(crate) fn create(driver: Driver, driver_handle: driver::Handle, config: Config) -> Arc<Handle> {
+pub(crate) fn create(
+    driver: Driver,
+    driver_handle: driver::Handle,
+    blocking: BlockingPool,
+    config: Config,
+) -> Arc<Handle> {
     Arc::new(Handle {
         driver: driver_handle,
+        blocking,
         owned: OwnedTasks::new(1),
         config,
         inject: Mutex::new(Some(VecDeque::new())),
@@ -97,7 +102,7 @@ impl Handle {
         self.is_shutdown.load(Acquire)
     }
 
-    fn push_remote(&self, task: Runnable) {
+    fn push_remote(&self, task: Runnable<Arc<Handle>>) {
         let mut inject = lock(&self.inject);
         match inject.as_mut() {
             Some(q) => {
@@ -113,7 +118,7 @@ impl Handle {
         }
     }
 
-    fn pop_remote(&self) -> Option<Runnable> {
+    fn pop_remote(&self) -> Option<Runnable<Arc<Handle>>> {
         if self.inject_len.load(Acquire) == 0 {
             return None;
         }
@@ -235,7 +240,7 @@ impl Context {
         core
     }
 
-    fn schedule(&self, task: Runnable) -> Result<(), Runnable> {
+    fn schedule(&self, task: Runnable<Arc<Handle>>) -> Result<(), Runnable<Arc<Handle>>> {
         match self.core.borrow_mut().as_mut() {
             Some(core) => {
                 core.tasks.push_back(task);
@@ -272,7 +277,7 @@ impl Wake for BlockOnWaker {
 }
 
 impl Schedule for Arc<Handle> {
-    fn schedule(&self, task: Notified<Self>) {
+    fn schedule(&self, task: Runnable<Self>) {
         let task = context::with_scheduler(|cx| match cx {
             Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, self) => {
                 cx.schedule(task).err()

@@ -84,7 +84,7 @@
 //! 2. Each worker, at its next maintenance tick, marks its core shut down, cancels the tasks
 //!    of the owned-task list (every worker helps; each task is cancelled once), and hands its
 //!    core back.
-//! 3. The last core handed back drains every run queue (dropping the `Notified`s of the
+//! 3. The last core handed back drains every run queue (dropping the `Runnable`s of the
 //!    already-cancelled tasks) and shuts the driver down, which fires every pending timer (its waker is *woken*, so the
 //!    sleeping task sees the shutdown on its next poll; see `time/mod.rs`) and marks every socket registration shut down (their I/O futures then return an error).
 //! 4. `Runtime::drop` closes the blocking pool (queued closures are cancelled, running ones
@@ -128,6 +128,24 @@ impl Handle {
             Handle::CurrentThread(h) => &h.driver,
             Handle::MultiThread(h) => &h.driver,
         }
+    }
+
+    /// The runtime's blocking pool (a scheduler service: its threads enter this handle's
+    /// context to run closures).
+    pub(crate) fn blocking(&self) -> &crate::runtime::blocking::BlockingPool {
+        match self {
+            Handle::CurrentThread(h) => &h.blocking,
+            Handle::MultiThread(h) => &h.blocking,
+        }
+    }
+
+    /// Runs `f` on the blocking pool, inside this runtime's context.
+    pub(crate) fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.blocking().spawn(f, self.clone())
     }
 
     pub(crate) fn num_workers(&self) -> usize {

@@ -7,14 +7,14 @@ use super::inject::Inject;
 use super::queue;
 use crate::loom::sync::{Arc, Mutex};
 use crate::loom::{lock, thread};
-use crate::task::{new_task, Id, Notified, OwnedTasks, Schedule, Task, TaskRef};
+use crate::task::{new_task, Id, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 
 struct Sched {
     owned: OwnedTasks<Arc<Sched>>,
 }
 
 impl Schedule for Arc<Sched> {
-    fn schedule(&self, _task: Notified<Self>) {
+    fn schedule(&self, _task: Runnable<Self>) {
         unreachable!("tasks in this model are never woken");
     }
     fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
@@ -25,7 +25,7 @@ impl Schedule for Arc<Sched> {
     }
 }
 
-fn make(sched: &Arc<Sched>) -> (Notified<Arc<Sched>>, Id) {
+fn make(sched: &Arc<Sched>) -> (Runnable<Arc<Sched>>, Id) {
     let id = Id::next();
     let (notified, join) = new_task(async {}, sched.clone(), id);
     drop(join);
