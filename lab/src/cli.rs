@@ -1,6 +1,7 @@
 //! The command line (clap): `weft-lab` with no arguments runs the quick micro suite; the
-//! subcommands are `micro`, `smoke`, `baseline save`, `sweep`, `report` and the hidden
-//! `__sample` used by child-process samples. Each command is a thin function over the library.
+//! subcommands are `micro`, `smoke`, `baseline save`, `sweep`, `report`, `lateness`,
+//! `tcp-echo`, `http-hello`, and the hidden `__sample` and `__http_server` used by
+//! child processes. Each command is a thin function over the library.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -224,8 +225,8 @@ struct SampleArgs {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        None => micro(cli.micro, "weft-lab"),
-        Some(Command::Micro(args)) => micro(args, "weft-lab micro"),
+        None => micro(cli.micro),
+        Some(Command::Micro(args)) => micro(args),
         Some(Command::Smoke(args)) => smoke_command(args),
         Some(Command::Baseline(BaselineCommand::Save { name, from, micro })) => baseline_save(&name, from, micro),
         Some(Command::Sweep(args)) => sweep_command(args),
@@ -334,7 +335,7 @@ fn failures(results: &Results) -> Vec<String> {
         .collect()
 }
 
-fn micro(args: MicroArgs, _who: &str) -> Result<ExitCode, String> {
+fn micro(args: MicroArgs) -> Result<ExitCode, String> {
     let threshold = baseline::parse_threshold(&args.threshold)?;
     let baseline = args.compare_baseline.as_deref().map(|name| baseline::load(&args.baseline_dir, name)).transpose()?;
     let results = measure_micro(&args, &RuntimeId::ALL)?;

@@ -81,7 +81,7 @@ pub(crate) use imp::*;
 /// numbers, and loom requires each model iteration to perform the same modeled operations;
 /// a counter whose thread-local cache survives between iterations would break that).
 pub(crate) mod unmodeled {
-    pub(crate) use std::sync::atomic::AtomicU64;
+    pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
 }
 
 /// Read-locks an `RwLock`, ignoring poisoning (see [`lock`]).

@@ -11,10 +11,11 @@
 //! # Size
 //! At most `default_max_threads()` threads (`Builder::max_blocking_threads` to change it):
 //! 8 × the CPU cores, at least 16 and at most 128 (the `WEFT_MAX_BLOCKING_THREADS`
-//! environment variable overrides it). Why not tokio's 512: the tuning guide in
-//! `shared/reference/003_*` calls 512 "dangerously large" (resource exhaustion under a burst
-//! of blocking calls) and rarely sizes a pool above 100, and the file-search study in `002_*`
-//! was fastest with the blocking pool bounded by the core count. Why not the cores alone: most blocking work
+//! environment variable overrides it). Why not tokio's 512: a published tokio tuning guide (one
+//! of the reports this project started from, not in this repository) calls 512 "dangerously
+//! large" (resource exhaustion under a burst of blocking calls) and rarely sizes a pool above
+//! 100, and a published file-search benchmark was fastest with smol's blocking pool bounded
+//! by the core count. Why not the cores alone: most blocking work
 //! *waits* (DNS, disk, a pipe) rather than computes, and a pool too small for the waiting is a
 //! trap — blocking tasks that wait on each other (a reader of a pipe whose writer is also a
 //! blocking task; a DNS lookup queued behind slow file copies) stall or deadlock once it is
@@ -39,7 +40,7 @@ use std::time::{Duration, Instant};
 use crate::loom::lock;
 use crate::loom::sync::{Arc, Condvar, Mutex};
 use crate::runtime::{context, scheduler};
-use crate::task::{JoinHandle, Notified, Schedule, Task};
+use crate::task::{JoinHandle, Runnable, Schedule, Task, TaskRef};
 
 /// The default bound of the pool; see the module comment for the reasoning.
 pub(crate) fn default_max_threads() -> usize {
@@ -70,7 +71,7 @@ struct Inner {
 }
 
 struct State {
-    queue: VecDeque<Notified<BlockingSchedule>>,
+    queue: VecDeque<Runnable<BlockingSchedule>>,
     threads: usize,
     idle: usize,
     /// Wake-ups handed to idle threads and not yet consumed.
@@ -83,11 +84,13 @@ struct State {
 pub(crate) struct BlockingSchedule;
 
 impl Schedule for BlockingSchedule {
-    fn schedule(&self, task: Notified<Self>) {
-        // Only an abort of a queued or running closure reaches here: cancel.
+    fn schedule(&self, task: Runnable<Self>) {
+        // Never reached: a queued closure is already NOTIFIED (an abort only adds CANCELLED,
+        // which the pool thread's poll observes) and a running one completes in that poll, so
+        // no wake or abort submits it again. Should that change, cancelling is the safe answer.
         task.shutdown();
     }
-    fn release(&self, _task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, _task: TaskRef<'_>) -> Option<Task<Self>> {
         None
     }
     fn bind(&self, task: Task<Self>) -> bool {

@@ -174,13 +174,13 @@ impl Builder {
             silence_task_panics: self.silence_task_panics,
         };
         let blocking = super::blocking::BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive);
-        let (driver, driver_handle) = Driver::new(self.enable_time, self.enable_io, blocking)?;
+        let (driver, driver_handle) = Driver::new(self.enable_time, self.enable_io)?;
         match self.kind {
             Kind::CurrentThread => {
-                let handle = scheduler::current_thread::create(driver, driver_handle, config);
+                let handle = scheduler::current_thread::create(driver, driver_handle, blocking, config);
                 Ok(Runtime::from_parts(scheduler::Handle::CurrentThread(handle), None))
             }
-            Kind::MultiThread => self.build_multi_thread(driver, driver_handle, config),
+            Kind::MultiThread => self.build_multi_thread(driver, driver_handle, blocking, config),
         }
     }
 
@@ -188,10 +188,11 @@ impl Builder {
         &self,
         driver: Driver,
         driver_handle: super::driver::Handle,
+        blocking: super::blocking::BlockingPool,
         config: Config,
     ) -> io::Result<Runtime> {
         let n = self.worker_threads.unwrap_or_else(default_worker_threads);
-        let (handle, cores) = scheduler::multi_thread::create(n, driver, driver_handle, config);
+        let (handle, cores) = scheduler::multi_thread::create(n, driver, driver_handle, blocking, config);
         let alive = Arc::new((Mutex::new(n), Condvar::new()));
         let mut threads = Vec::with_capacity(n);
         for (index, core) in cores.into_iter().enumerate() {

@@ -16,7 +16,6 @@ use std::io as std_io;
 use std::time::Duration;
 
 use crate::loom::sync::Arc;
-use crate::runtime::blocking::BlockingPool;
 use crate::runtime::io;
 use crate::runtime::park::ParkThread;
 use crate::time;
@@ -27,14 +26,13 @@ pub(crate) struct Driver {
     io: Option<io::Driver>,
 }
 
-/// Shared by every thread of the runtime: timer and socket registration, unparking the
-/// driver, and the blocking pool (the runtime's shared services, reachable from both
-/// scheduler flavors' handles).
+/// Shared by every thread of the runtime: timer and socket registration, and unparking the
+/// driver (reachable from both scheduler flavors' handles). The blocking pool is not here: it
+/// is a scheduler service, on the scheduler handles (`scheduler::Handle::spawn_blocking`).
 pub(crate) struct Handle {
     time: Option<time::Handle>,
     io: Option<io::Handle>,
     unpark: Unpark,
-    pub(crate) blocking: BlockingPool,
 }
 
 /// Wakes the thread blocked in the driver, whatever the driver is.
@@ -54,7 +52,7 @@ impl Unpark {
 }
 
 impl Driver {
-    pub(crate) fn new(enable_time: bool, enable_io: bool, blocking: BlockingPool) -> std_io::Result<(Driver, Handle)> {
+    pub(crate) fn new(enable_time: bool, enable_io: bool) -> std_io::Result<(Driver, Handle)> {
         let park = ParkThread::new();
         let (io_driver, io_handle) = if enable_io {
             let (d, h) = io::Driver::new()?;
@@ -67,7 +65,7 @@ impl Driver {
             None => Unpark::Thread(park.clone()),
         };
         let time = enable_time.then(|| time::Handle::new(unpark.clone()));
-        Ok((Driver { park, io: io_driver }, Handle { time, io: io_handle, unpark, blocking }))
+        Ok((Driver { park, io: io_driver }, Handle { time, io: io_handle, unpark }))
     }
 
     /// Blocks until unparked, an I/O event, the next timer, or `limit`; then dispatches I/O

@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 
-use super::{context, park_block_on, scheduler, RuntimeFlavor};
+use super::{context, park, scheduler, RuntimeFlavor};
 use crate::task::{Id, JoinHandle};
 
 /// A reference to a runtime: spawn onto it, enter it, or block on it from any thread.
@@ -77,7 +77,7 @@ impl Handle {
             scheduler::Handle::MultiThread(_) => {
                 let _runtime = context::enter_runtime("Runtime::block_on");
                 let _enter = context::enter(self.inner.clone());
-                park_block_on(future)
+                park::block_on(future)
             }
         }
     }

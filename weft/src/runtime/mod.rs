@@ -37,14 +37,10 @@ pub use handle::{EnterGuard, Handle, TryCurrentError};
 use std::fmt;
 use std::future::Future;
 use std::io as std_io;
-use std::pin::pin;
-use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use crate::loom::sync::{Arc, Condvar, Mutex};
-use crate::task::coop::{BudgetGuard, BUDGET};
 use crate::task::JoinHandle;
-use crate::util::wake;
 
 /// Settings the schedulers read on their hot paths.
 #[derive(Clone)]
@@ -137,7 +133,7 @@ impl Runtime {
             scheduler::Handle::MultiThread(h) => h.shutdown(),
         }
         // Blocking threads are not runtime workers: wait for them (or not) as asked.
-        self.handle.inner.driver().blocking.shutdown(timeout);
+        self.handle.inner.blocking().shutdown(timeout);
         let Some(workers) = self.workers.take() else { return };
         let (lock, cvar) = &*workers.alive;
         let mut alive = crate::loom::lock(lock);
@@ -174,23 +170,5 @@ impl Drop for Runtime {
 impl fmt::Debug for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Runtime").field("flavor", &self.handle.runtime_flavor()).finish()
-    }
-}
-
-/// Polls `future` on this thread, sleeping in a `ParkThread` between wake-ups (used by
-/// `block_on` on a multi-thread runtime, where the workers run the tasks).
-pub(crate) fn park_block_on<F: Future>(future: F) -> F::Output {
-    let park = park::ParkThread::new();
-    let waker = wake::waker(Arc::new(scheduler::current_thread::ThreadWaker(park.clone())));
-    let mut cx = TaskContext::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        {
-            let _budget = BudgetGuard::new(Some(BUDGET));
-            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
-                return v;
-            }
-        }
-        park.park_timeout(None);
     }
 }

@@ -29,7 +29,8 @@ pub(crate) struct AtomicWaker {
 // SAFETY: the slot is touched only by the holder of REGISTERING or WAKING (see the module
 // comment), which the state word grants to one thread at a time; `Waker` is `Send + Sync`.
 unsafe impl Send for AtomicWaker {}
-// SAFETY: as above.
+// SAFETY: shared use goes through the state word, which grants the slot to one REGISTERING or
+// WAKING thread at a time; `Waker` is `Send + Sync`.
 unsafe impl Sync for AtomicWaker {}
 
 impl AtomicWaker {

@@ -159,7 +159,7 @@ impl RawSemaphore {
                 // SAFETY: a linked node is alive (its future unlinks it under this mutex before
                 // it is freed), and we hold the mutex, which guards `remaining` and `waker`.
                 let waiter = unsafe { &(*front.as_ptr()).data };
-                // SAFETY: under the mutex (see above).
+                // SAFETY: we hold the semaphore mutex, which guards a linked waiter's `remaining`.
                 let need = unsafe { waiter.remaining.with(|r| *r) };
                 if n < need {
                     // SAFETY: under the mutex.

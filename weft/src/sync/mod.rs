@@ -57,8 +57,7 @@
 //!   have needed a second queue; one list + a semaphore serves both.
 //! * Waiter lists keyed by id in a map: simpler, but each wait would allocate and each removal
 //!   would search; the intrusive list does neither.
-//! * A global mutex around each channel (as in the actor runtime measured in the issue): fast
-//!   on one core, but every send and receive would contend on it with many producers.
+//! * A global mutex around each channel (as some actor runtimes do): fast on one core, but every send and receive would contend on it with many producers.
 
 mod atomic_waker;
 pub(crate) mod batch_semaphore;
@@ -90,30 +89,5 @@ pub use rwlock::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockRead
 pub use semaphore::{AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError};
 pub use set_once::{SetOnce, SetOnceError};
 
-/// Runs `fut` to completion on the calling thread (for the `blocking_*` methods).
-#[track_caller]
-pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {
-    assert!(
-        !crate::runtime::context::is_entered(),
-        "a `blocking_*` method of weft::sync was called from inside a runtime; this would \
-         block the thread that drives other tasks. Use the async method instead."
-    );
-    struct ThreadWaker(std::thread::Thread);
-    impl std::task::Wake for ThreadWaker {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.unpark();
-        }
-        fn wake_by_ref(self: &std::sync::Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = std::task::Waker::from(std::sync::Arc::new(ThreadWaker(std::thread::current())));
-    let mut cx = std::task::Context::from_waker(&waker);
-    let mut fut = std::pin::pin!(fut);
-    loop {
-        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
-            return v;
-        }
-        std::thread::park();
-    }
-}
+mod block_on;
+pub(crate) use block_on::block_on;

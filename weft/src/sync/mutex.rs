@@ -35,7 +35,8 @@ pub struct Mutex<T: ?Sized> {
 // SAFETY: the data is only reached through a guard, and the semaphore admits one guard at a
 // time, so sharing the mutex shares `T` with one thread at a time: `T: Send` suffices.
 unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
-// SAFETY: as above.
+// SAFETY: sharing the mutex hands `&mut T` to one guard holder at a time (the semaphore has one
+// permit), so `T: Send` suffices.
 unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 
 /// Access to a locked [`Mutex`]; unlocks on drop.
@@ -53,7 +54,7 @@ pub struct OwnedMutexGuard<T: ?Sized> {
 // SAFETY: a guard gives `&T`/`&mut T`; sending it sends access to `T` (needs `T: Send`), and
 // sharing it shares `&T` (needs `T: Sync`).
 unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
-// SAFETY: as above.
+// SAFETY: sharing an owned guard shares `&T`, which `T: Sync` allows.
 unsafe impl<T: ?Sized + Sync> Sync for OwnedMutexGuard<T> {}
 
 /// `try_lock` failed: the mutex is held.

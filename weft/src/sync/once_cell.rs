@@ -33,7 +33,7 @@ pub struct OnceCell<T> {
 // SAFETY: the value is written once by the permit holder before `set` (Release) and only read
 // after `set` (Acquire); sharing the cell shares `&T` (`Sync`), and moving it moves `T` (`Send`).
 unsafe impl<T: Send + Sync> Sync for OnceCell<T> {}
-// SAFETY: as above.
+// SAFETY: moving the cell moves the (possibly set) `T` with it, which `T: Send` allows.
 unsafe impl<T: Send> Send for OnceCell<T> {}
 
 /// `set` failed.

@@ -81,7 +81,8 @@ struct Inner<T> {
 // SAFETY: the value moves from the sender's thread to the receiver's (`T: Send`); each cell
 // has one owner at a time, handed over by the state word (module comment).
 unsafe impl<T: Send> Send for Inner<T> {}
-// SAFETY: as above.
+// SAFETY: `&Inner` is shared by the sender and receiver; each cell has one owner at a time, handed
+// over by the state word, and `T` only moves between them (`T: Send`).
 unsafe impl<T: Send> Sync for Inner<T> {}
 
 /// Sends the one value.

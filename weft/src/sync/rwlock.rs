@@ -41,7 +41,8 @@ pub struct RwLock<T: ?Sized> {
 // SAFETY: readers share `&T` across threads (needs `Sync`), a writer gets `&mut T` possibly on
 // another thread (needs `Send`); the semaphore keeps readers and the writer apart.
 unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
-// SAFETY: as above.
+// SAFETY: readers on several threads share `&T` (needs `T: Sync`) and a writer may get `&mut T` on
+// any thread (needs `T: Send`); the semaphore keeps readers and the writer apart.
 unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
 
 /// Shared access; releases one read permit on drop.
@@ -70,13 +71,14 @@ pub struct OwnedRwLockWriteGuard<T: ?Sized> {
 
 // SAFETY: a read guard only gives `&T`.
 unsafe impl<T: ?Sized + Sync> Send for RwLockReadGuard<'_, T> {}
-// SAFETY: as above.
+// SAFETY: sharing a read guard only shares `&T`, which `T: Sync` allows.
 unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
 // SAFETY: a write guard gives `&mut T` (moving it moves access: `Send`), shared it gives `&T`.
 unsafe impl<T: ?Sized + Sync> Sync for RwLockWriteGuard<'_, T> {}
 // SAFETY: as for the borrowed read guard.
 unsafe impl<T: ?Sized + Send + Sync> Send for OwnedRwLockReadGuard<T> {}
-// SAFETY: as above.
+// SAFETY: sharing an owned read guard only shares `&T` (`T: Sync`); the `Arc` it holds needs
+// `RwLock<T>: Send + Sync`.
 unsafe impl<T: ?Sized + Send + Sync> Sync for OwnedRwLockReadGuard<T> {}
 // SAFETY: as for the borrowed write guard.
 unsafe impl<T: ?Sized + Send + Sync> Sync for OwnedRwLockWriteGuard<T> {}

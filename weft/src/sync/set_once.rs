@@ -35,7 +35,7 @@ pub struct SetOnce<T> {
 // SAFETY: the value is written once (by the thread that won EMPTY → SETTING) before the
 // Release store of SET, and read only after an Acquire load of SET.
 unsafe impl<T: Send + Sync> Sync for SetOnce<T> {}
-// SAFETY: as above.
+// SAFETY: moving the cell moves the (possibly set) `T` with it, which `T: Send` allows.
 unsafe impl<T: Send> Send for SetOnce<T> {}
 
 /// `set` failed: the cell was already set (or being set); the value is returned.

@@ -107,7 +107,8 @@ impl<T> WaitList<T> {
             }
         }
         match next {
-            // SAFETY: as above.
+            // SAFETY: a linked neighbour is alive (its future unlinks it under this mutex before it
+            // is freed); we hold the mutex, which guards the links.
             Some(n) => unsafe { (*n.as_ptr()).links.with_mut(|l| (*l).prev = prev) },
             None => {
                 debug_assert_eq!(self.tail, Some(node), "unlinking a node that is not in this list");

@@ -2,36 +2,31 @@
 
 use std::fmt;
 
-use super::raw::RawTask;
+use super::raw::OwnedRef;
 use super::Id;
 
 /// Aborts a task from anywhere; cloneable, `Send + Sync`, and never keeps the output alive.
 pub struct AbortHandle {
-    raw: RawTask,
+    raw: OwnedRef,
 }
-
-// SAFETY: an AbortHandle only touches the task's state word and scheduler hook.
-unsafe impl Send for AbortHandle {}
-// SAFETY: as above.
-unsafe impl Sync for AbortHandle {}
 
 impl std::panic::UnwindSafe for AbortHandle {}
 impl std::panic::RefUnwindSafe for AbortHandle {}
 
 impl AbortHandle {
     /// Takes ownership of one reference.
-    pub(super) fn new(raw: RawTask) -> AbortHandle {
+    pub(super) fn new(raw: OwnedRef) -> AbortHandle {
         AbortHandle { raw }
     }
 
     /// Cancels the task (see `JoinHandle::abort`).
     pub fn abort(&self) {
-        remote_abort(self.raw);
+        self.raw.task().abort();
     }
 
     /// True once the task has completed.
     pub fn is_finished(&self) -> bool {
-        self.raw.state().load().is_complete()
+        self.raw.header().state.load().is_complete()
     }
 
     /// The task's id.
@@ -40,24 +35,9 @@ impl AbortHandle {
     }
 }
 
-/// Sets CANCELLED; if the task was idle, submits it so that its scheduler drops the future on
-/// the thread that owns it (matters for `LocalSet` tasks).
-pub(super) fn remote_abort(raw: RawTask) {
-    if raw.state().transition_to_notified_and_cancel() {
-        raw.schedule();
-    }
-}
-
 impl Clone for AbortHandle {
     fn clone(&self) -> AbortHandle {
-        self.raw.state().ref_inc();
-        AbortHandle { raw: self.raw }
-    }
-}
-
-impl Drop for AbortHandle {
-    fn drop(&mut self) {
-        self.raw.drop_reference();
+        AbortHandle { raw: self.raw.task().new_ref() }
     }
 }
 

@@ -13,7 +13,7 @@
 //! * `stage`: only the thread holding `RUNNING`, or the `JoinHandle` after `COMPLETE` (reading
 //!   the output), or the `JoinHandle` drop after `COMPLETE` (dropping it).
 //! * `owned_prev/next`, `owner`: only under the owned-list shard lock named by `owner`.
-//! * `queue_next`: only by the injection queue while it holds the task's `Notified`.
+//! * `queue_next`: only by the injection queue while it holds the task's `Runnable`.
 //! * `trailer.waker`: by the `JoinHandle` while `JOIN_WAKER` is clear, by the task side while
 //!   it is set (see `state.rs`).
 
@@ -36,7 +36,7 @@ pub(crate) struct Cell<T: Future, S> {
 pub(crate) struct Header {
     pub(super) state: State,
     pub(super) vtable: &'static Vtable,
-    /// Intrusive link used by the injection queue (owned by the queue holding the Notified).
+    /// Intrusive link used by the injection queue (owned by the queue holding the Runnable).
     pub(crate) queue_next: UnsafeCell<Option<NonNull<Header>>>,
     /// Intrusive doubly linked owned-task list (guarded by the shard lock in `owner`).
     pub(crate) owned_prev: UnsafeCell<Option<NonNull<Header>>>,
@@ -49,7 +49,8 @@ pub(crate) struct Header {
 // SAFETY: every field of the header is either atomic, immutable after construction, or an
 // `UnsafeCell` whose accesses are serialised by the protocol documented in the module comment.
 unsafe impl Send for Header {}
-// SAFETY: as above.
+// SAFETY: every field is atomic, immutable after construction, or an `UnsafeCell` whose accesses
+// the protocol in the module comment serialises, so `&Header` may be shared between threads.
 unsafe impl Sync for Header {}
 
 pub(super) struct Core<T: Future, S> {
@@ -94,7 +95,8 @@ impl Header {
     /// (holding `RUNNING`) before its `transition_to_idle` (AcqRel); anyone who later obtains
     /// the task through its state word or a queue observes the write.
     pub(crate) fn is_bound(&self) -> bool {
-        // SAFETY: see above: written once, before publication through the state word.
+        // SAFETY: `owner` is written once, by the poller holding RUNNING, before the AcqRel
+        // `transition_to_idle` that publishes the task; no write races this read.
         self.owner.with(|p| unsafe { *p }) != u32::MAX
     }
 }
@@ -105,7 +107,8 @@ impl<T: Future, S> Core<T, S> {
     /// # Safety
     /// The caller holds `RUNNING`, or has exclusive access to the stage after `COMPLETE`.
     pub(super) unsafe fn set_stage(&self, stage: Stage<T>) {
-        // SAFETY: exclusive access per the caller's contract.
+        // SAFETY: `set_stage`'s `# Safety`: the caller holds RUNNING or owns the stage after
+        // COMPLETE, so this is the only access.
         self.stage.with_mut(|ptr| unsafe { *ptr = stage });
     }
 
@@ -114,7 +117,8 @@ impl<T: Future, S> Core<T, S> {
     /// # Safety
     /// As `set_stage`, and the stage must be `Finished`.
     pub(super) unsafe fn take_output(&self) -> Result<T::Output, JoinError> {
-        // SAFETY: exclusive access per the caller's contract.
+        // SAFETY: `take_output`'s `# Safety`: the caller owns the stage after COMPLETE, so this is
+        // the only access.
         self.stage.with_mut(|ptr| match unsafe { std::ptr::replace(ptr, Stage::Consumed) } {
             Stage::Finished(out) => out,
             _ => panic!("JoinHandle polled after completion"),

@@ -2,19 +2,20 @@
 //!
 //! Each function here is instantiated per (future, scheduler) pair and reached through the
 //! task's `Vtable`. The state transitions (`state.rs`) decide who does what; this file only
-//! carries out the decision. Panics from user code (poll, drop of the future, drop of the
+//! carries out the decision. A `Harness` stands for the reference the vtable function was
+//! handed: its consuming methods (`poll`, `complete`, `release`, `dealloc`) give that
+//! reference back, and it lends `TaskRef`s to the scheduler instead of fake owners. Panics from user code (poll, drop of the future, drop of the
 //! output, a join waker) are caught here, so a panicking task never unwinds into a worker.
 
 use std::future::Future;
-use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::task::{Context, Poll, Waker};
 
 use super::core::{Cell, Core, Header, Stage, Trailer};
-use super::raw::{RawTask, Task, Vtable};
+use super::raw::{Task, TaskRef, Vtable};
 use super::state::{TransitionToIdle, TransitionToRunning};
-use super::{waker, JoinError, Notified, Schedule};
+use super::{waker, JoinError, Runnable, Schedule};
 
 pub(super) fn vtable<T: Future + 'static, S: Schedule>() -> &'static Vtable {
     &Vtable {
@@ -33,29 +34,56 @@ struct Harness<T: Future, S: 'static> {
 
 impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     /// # Safety
-    /// `ptr` is the header of a live `Cell<T, S>`.
+    /// `ptr` is the header of a `Cell<T, S>` that stays allocated while the harness is used:
+    /// the caller holds a reference (handed over to the harness for the vtable functions that
+    /// consume one, lent for `try_read_output`).
     unsafe fn from_raw(ptr: NonNull<Header>) -> Self {
         Harness { cell: ptr.cast() }
     }
 
+    fn cell(&self) -> &Cell<T, S> {
+        // SAFETY: `Harness::from_raw`'s contract: a live `Cell<T, S>` while the harness is used.
+        unsafe { self.cell.as_ref() }
+    }
+
     fn header(&self) -> &Header {
-        // SAFETY: the cell is live while a harness exists (the caller holds a reference).
-        unsafe { &self.cell.as_ref().header }
+        &self.cell().header
     }
 
     fn core(&self) -> &Core<T, S> {
-        // SAFETY: as above.
-        unsafe { &self.cell.as_ref().core }
+        &self.cell().core
     }
 
     fn trailer(&self) -> &Trailer {
-        // SAFETY: as above.
-        unsafe { &self.cell.as_ref().trailer }
+        &self.cell().trailer
     }
 
-    fn raw(&self) -> RawTask {
-        // SAFETY: the header pointer of a live task.
-        unsafe { RawTask::from_raw(self.cell.cast()) }
+    /// A view of the task, for the scheduler hooks that only look at it.
+    fn task(&self) -> TaskRef<'_> {
+        // SAFETY: the harness's reference keeps the cell allocated while `self` is borrowed.
+        unsafe { TaskRef::from_raw(self.cell.cast()) }
+    }
+
+    /// A new owned-list reference (for `Schedule::bind`).
+    fn new_task(&self) -> Task<S> {
+        self.header().state.ref_inc();
+        // SAFETY: `ref_inc` just took the reference the `Task` stands for, and the cell is a
+        // `Cell<T, S>` (`Harness::from_raw`), so `S` is its scheduler type.
+        unsafe { Task::from_raw(self.cell.cast()) }
+    }
+
+    /// Turns the harness's reference into a `Runnable` (scheduler type `S`).
+    fn into_notified(self) -> Runnable<S> {
+        // SAFETY: the harness's reference passes to the `Runnable` (the harness is consumed),
+        // and the cell is a `Cell<T, S>`.
+        unsafe { Runnable::from_raw(self.cell.cast()) }
+    }
+
+    /// Gives back the harness's reference, freeing the task if it was the last.
+    fn release(self) {
+        if self.header().state.ref_dec() {
+            self.dealloc();
+        }
     }
 
     fn poll(self) {
@@ -67,9 +95,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                 }
                 if !self.header().is_bound() {
                     // First time idle: join the owned list so shutdown can reach us.
-                    // SAFETY: a view of our own reference, only used to take a new one.
-                    let me = ManuallyDrop::new(unsafe { Task::<S>::from_raw(self.cell.cast()) });
-                    if !self.core().scheduler.bind(me.clone_ref()) {
+                    if !self.core().scheduler.bind(self.new_task()) {
                         // The scheduler is shutting down: we hold RUNNING, cancel ourselves.
                         self.cancel_future();
                         self.complete();
@@ -79,9 +105,13 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                 match self.header().state.transition_to_idle() {
                     TransitionToIdle::Ok => {}
                     TransitionToIdle::OkNotified => {
-                        // SAFETY: the poller's reference now belongs to this Notified.
-                        let task = unsafe { Task::from_raw(self.cell.cast()) };
-                        self.core().scheduler.yield_now(Notified(task));
+                        // The poller's reference now belongs to a new Runnable.
+                        let scheduler: *const S = &self.core().scheduler;
+                        let notified = self.into_notified();
+                        // SAFETY: the `Runnable` keeps the cell, and the scheduler handle
+                        // inside it, allocated until `yield_now` hands it on; `Schedule`
+                        // implementations do not use `&self` after that (see the trait).
+                        unsafe { &*scheduler }.yield_now(notified);
                     }
                     TransitionToIdle::OkDealloc => self.dealloc(),
                     TransitionToIdle::Cancelled => {
@@ -103,7 +133,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     /// true.
     fn poll_future(&self) -> bool {
         let header = self.header();
-        let waker = ManuallyDrop::new(waker::borrowed_waker(self.cell.cast()));
+        let waker = waker::waker_ref(self.task());
         let mut cx = Context::from_waker(&waker);
         let core = self.core();
         let id = header.id();
@@ -159,9 +189,9 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
         let snapshot = self.header().state.transition_to_complete();
         let _ = catch_unwind(AssertUnwindSafe(|| {
             if !snapshot.is_join_interested() {
-                // Nobody will read the output; COMPLETE without JOIN_INTEREST makes us its
-                // only owner.
-                // SAFETY: exclusive access per the line above.
+                // Nobody will read the output.
+                // SAFETY: COMPLETE is set and JOIN_INTEREST is clear, so no JoinHandle will
+                // touch the stage again: the completer is its only user.
                 unsafe { self.core().set_stage(Stage::Consumed) };
             } else if snapshot.is_join_waker_set() {
                 // JOIN_WAKER set: the slot is ours until we clear it.
@@ -179,9 +209,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                 }
             }
         }));
-        // SAFETY: a view of the task for the owned list; not an owned reference (forgotten).
-        let me = ManuallyDrop::new(unsafe { Task::<S>::from_raw(self.cell.cast()) });
-        let released = self.core().scheduler.release(&me);
+        let released = self.core().scheduler.release(self.task());
         let count = match released {
             Some(task) => {
                 // The owned list's reference is released together with ours.
@@ -241,37 +269,60 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     }
 }
 
+/// # Safety
+/// `ptr` is the header of a `Cell<T, S>`, and the caller gives up one reference it owns (a
+/// `Runnable`'s), which this consumes.
 unsafe fn poll<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
-    // SAFETY: the vtable is only reachable from a Cell<T, S>.
+    // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the reference the
+    // harness now stands for.
     unsafe { Harness::<T, S>::from_raw(ptr) }.poll();
 }
 
+/// # Safety
+/// `ptr` is the header of a `Cell<T, S>`, and the caller gives up one reference it owns,
+/// which becomes the submitted `Runnable`'s.
 unsafe fn schedule<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
-    // SAFETY: as above; the caller's reference becomes the Notified's.
+    // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the reference the
+    // harness now stands for.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
-    // SAFETY: forwarded reference.
-    let task = unsafe { Task::from_raw(ptr) };
-    harness.core().scheduler.schedule(Notified(task));
+    let scheduler: *const S = &harness.core().scheduler;
+    let notified = harness.into_notified();
+    // SAFETY: the `Runnable` keeps the cell, and the scheduler handle inside it, allocated
+    // until `schedule` hands it on; `Schedule` implementations do not use `&self` after that
+    // (see the trait).
+    unsafe { &*scheduler }.schedule(notified);
 }
 
+/// # Safety
+/// `ptr` is the header of a `Cell<T, S>` whose reference count has reached zero: no owner
+/// or view of it is used again.
 unsafe fn dealloc<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
-    // SAFETY: as above.
+    // SAFETY: this function's `# Safety`: a `Cell<T, S>`, still allocated (freeing it is
+    // what the harness does next).
     unsafe { Harness::<T, S>::from_raw(ptr) }.dealloc();
 }
 
+/// # Safety
+/// `ptr` is the header of a `Cell<T, S>` and the caller is its only `JoinHandle`, holding
+/// its reference across the call; `dst` points at a `Poll<Result<T::Output, JoinError>>`.
 unsafe fn try_read_output<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>, dst: *mut (), waker: &Waker) {
-    // SAFETY: as above.
+    // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the JoinHandle's
+    // reference (lent, not consumed: the harness is not released here).
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
     if harness.can_read_output(waker) {
         // SAFETY: COMPLETE observed (Acquire) by the only JoinHandle: the output is ours.
         let out = unsafe { harness.core().take_output() };
-        // SAFETY: the caller passes a pointer to a Poll of this output type.
+        // SAFETY: `dst`'s type is this function's `# Safety` condition.
         unsafe { *(dst as *mut Poll<Result<T::Output, JoinError>>) = Poll::Ready(out) };
     }
 }
 
+/// # Safety
+/// `ptr` is the header of a `Cell<T, S>`, and the caller is its `JoinHandle`, giving up the
+/// handle's reference (the output was not read).
 unsafe fn drop_join_handle_slow<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
-    // SAFETY: as above.
+    // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the JoinHandle's
+    // reference, which the harness now stands for.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
     let (complete, owns_waker) = harness.header().state.transition_to_join_handle_dropped();
     if complete {
@@ -283,18 +334,22 @@ unsafe fn drop_join_handle_slow<T: Future + 'static, S: Schedule>(ptr: NonNull<H
         // SAFETY: we cleared JOIN_WAKER before completion: the slot is ours.
         harness.trailer().waker.with_mut(|ptr| unsafe { *ptr = None });
     }
-    harness.raw().drop_reference();
+    harness.release();
 }
 
+/// # Safety
+/// `ptr` is the header of a `Cell<T, S>`, and the caller gives up one reference it owns (the
+/// owned list's `Task`, or a `Runnable` drained from a run queue).
 unsafe fn shutdown<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
-    // SAFETY: as above.
+    // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the reference the
+    // harness now stands for.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
     if harness.header().state.transition_to_shutdown() {
-        // We took RUNNING with the owned list's reference: cancel and complete.
+        // We took RUNNING; the harness's reference is the one `complete` releases.
         harness.cancel_future();
         harness.complete();
     } else {
-        // Running or finished elsewhere: that thread cancels it; release the list's reference.
-        harness.raw().drop_reference();
+        // Running or finished elsewhere: that thread cancels it; give our reference back.
+        harness.release();
     }
 }

@@ -8,9 +8,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::num::NonZeroU64;
 
-use std::sync::atomic::Ordering::Relaxed;
-
-use crate::loom::unmodeled::AtomicU64;
+use crate::loom::unmodeled::{AtomicU64, Ordering::Relaxed};
 
 /// An opaque, process-unique task identifier.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::raw::RawTask;
+use super::raw::OwnedRef;
 use super::{AbortHandle, Id, JoinError};
 
 /// An owned permission to await (and abort) a spawned task.
@@ -14,7 +14,8 @@ use super::{AbortHandle, Id, JoinError};
 /// Awaiting yields `Ok(output)`, or `Err(JoinError)` if the task panicked or was cancelled.
 /// Dropping the handle *detaches* the task: it keeps running and its output is dropped.
 pub struct JoinHandle<T> {
-    raw: RawTask,
+    /// The handle's reference; `None` only inside `drop`, which gives it back.
+    raw: Option<OwnedRef>,
     /// The output has been taken (the task is complete and the handle is spent).
     done: bool,
     _p: PhantomData<T>,
@@ -32,30 +33,35 @@ impl<T> Unpin for JoinHandle<T> {}
 
 impl<T> JoinHandle<T> {
     /// Takes ownership of the JoinHandle's reference.
-    pub(super) fn new(raw: RawTask) -> JoinHandle<T> {
-        JoinHandle { raw, done: false, _p: PhantomData }
+    /// `raw` must be the task's join reference (the one `JOIN_INTEREST` accounts for), and
+    /// the task's output type `T`.
+    pub(super) fn new(raw: OwnedRef) -> JoinHandle<T> {
+        JoinHandle { raw: Some(raw), done: false, _p: PhantomData }
+    }
+
+    fn raw(&self) -> &OwnedRef {
+        self.raw.as_ref().expect("JoinHandle used during its own drop")
     }
 
     /// Asks the task to stop. A task that has not completed is dropped at its next scheduling
     /// point and its handle resolves to a cancelled `JoinError`.
     pub fn abort(&self) {
-        super::abort::remote_abort(self.raw);
+        self.raw().task().abort();
     }
 
     /// True once the task has completed (its output is ready, or it was cancelled/panicked).
     pub fn is_finished(&self) -> bool {
-        self.raw.state().load().is_complete()
+        self.raw().header().state.load().is_complete()
     }
 
     /// A handle that can abort the task without owning its output.
     pub fn abort_handle(&self) -> AbortHandle {
-        self.raw.state().ref_inc();
-        AbortHandle::new(self.raw)
+        AbortHandle::new(self.raw().task().new_ref())
     }
 
     /// The task's id.
     pub fn id(&self) -> Id {
-        self.raw.header().id()
+        self.raw().header().id()
     }
 }
 
@@ -68,7 +74,7 @@ impl<T> Future for JoinHandle<T> {
         let mut ret: Poll<Result<T, JoinError>> = Poll::Pending;
         // SAFETY: `ret` has the task's output type (T is the spawned future's Output) and this
         // is the task's only JoinHandle.
-        unsafe { self.raw.try_read_output(&mut ret as *mut _ as *mut (), cx.waker()) };
+        unsafe { self.raw().try_read_output(&mut ret as *mut _ as *mut (), cx.waker()) };
         if ret.is_ready() {
             coop.made_progress();
             self.done = true;
@@ -79,14 +85,12 @@ impl<T> Future for JoinHandle<T> {
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
+        let Some(raw) = self.raw.take() else { return };
         if self.done {
-            self.raw.drop_join_handle_after_output();
-            return;
+            raw.drop_join_handle_after_output();
+        } else {
+            raw.drop_join_handle();
         }
-        if self.raw.state().drop_join_handle_fast().is_ok() {
-            return;
-        }
-        self.raw.drop_join_handle_slow();
     }
 }
 

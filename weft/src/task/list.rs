@@ -21,7 +21,7 @@ use std::ptr::NonNull;
 use crossbeam_utils::CachePadded;
 
 use super::core::Header;
-use super::raw::Task;
+use super::raw::{Task, TaskRef};
 use crate::loom::{lock, sync::Mutex};
 
 pub(crate) struct OwnedTasks<S: 'static> {
@@ -31,7 +31,6 @@ pub(crate) struct OwnedTasks<S: 'static> {
 
 struct Shard {
     head: Option<NonNull<Header>>,
-    len: usize,
     closed: bool,
 }
 
@@ -43,9 +42,8 @@ const UNBOUND: u32 = u32::MAX;
 
 impl<S: 'static> OwnedTasks<S> {
     pub(crate) fn new(num_shards: usize) -> OwnedTasks<S> {
-        let shards = (0..num_shards.max(1))
-            .map(|_| CachePadded::new(Mutex::new(Shard { head: None, len: 0, closed: false })))
-            .collect();
+        let shards =
+            (0..num_shards.max(1)).map(|_| CachePadded::new(Mutex::new(Shard { head: None, closed: false }))).collect();
         OwnedTasks { shards, _p: PhantomData }
     }
 
@@ -70,7 +68,7 @@ impl<S: 'static> OwnedTasks<S> {
     }
 
     /// Removes a completed task; `None` if shutdown already took it out of the list.
-    pub(crate) fn remove(&self, task: &Task<S>) -> Option<Task<S>> {
+    pub(crate) fn remove(&self, task: TaskRef<'_>) -> Option<Task<S>> {
         let header = task.header();
         // SAFETY: `owner` is written once before publication (see `bind`).
         let idx = header.owner.with(|p| unsafe { *p });
@@ -80,7 +78,8 @@ impl<S: 'static> OwnedTasks<S> {
         let mut shard = lock(&self.shards[idx as usize]);
         // SAFETY: we hold the lock guarding the links.
         if unsafe { unlink(&mut shard, task.header_ptr()) } {
-            // SAFETY: the list's reference travels to the returned Task.
+            // SAFETY: `bind` linked this task with the reference of a `Task<S>` (`into_raw`);
+            // unlinking it passes that reference to the returned `Task<S>`.
             Some(unsafe { Task::from_raw(task.header_ptr()) })
         } else {
             None
@@ -100,7 +99,7 @@ impl<S: 'static> OwnedTasks<S> {
                         let Some(head) = g.head else { break };
                         // SAFETY: we hold the lock; `head` is linked in this shard.
                         unsafe { unlink(&mut g, head) };
-                        // SAFETY: the list's reference now belongs to the popped Task.
+                        // SAFETY: `bind` linked it with a `Task<S>`'s reference, which now belongs to this one.
                         batch.push(unsafe { Task::<S>::from_raw(head) });
                     }
                 }
@@ -119,38 +118,48 @@ impl<S: 'static> OwnedTasks<S> {
     }
 }
 
-/// Link accessors. All of them require: `node` is live and the caller holds the lock of the
-/// shard whose list `node` is (or is about to be) in, which guards the links.
-fn prev(node: NonNull<Header>) -> Option<NonNull<Header>> {
-    // SAFETY: see above (every caller is inside a shard-lock critical section).
+/// # Safety
+/// `node` is live and the caller holds the lock of the shard whose list `node` is (or is about
+/// to be) in: that lock guards every task's owned-list links.
+unsafe fn prev(node: NonNull<Header>) -> Option<NonNull<Header>> {
+    // SAFETY: `prev`'s `# Safety`: live node, links guarded by the lock the caller holds.
     unsafe { node.as_ref().owned_prev.with(|p| *p) }
 }
 
-fn next(node: NonNull<Header>) -> Option<NonNull<Header>> {
-    // SAFETY: as in `prev`.
+/// # Safety
+/// As for `prev`.
+unsafe fn next(node: NonNull<Header>) -> Option<NonNull<Header>> {
+    // SAFETY: `next`'s `# Safety`: live node, links guarded by the lock the caller holds.
     unsafe { node.as_ref().owned_next.with(|p| *p) }
 }
 
-fn set_prev(node: NonNull<Header>, v: Option<NonNull<Header>>) {
-    // SAFETY: as in `prev`; the lock makes this the only access.
+/// # Safety
+/// As for `prev`; the lock makes this write the only access to the link.
+unsafe fn set_prev(node: NonNull<Header>, v: Option<NonNull<Header>>) {
+    // SAFETY: `set_prev`'s `# Safety`: live node, links guarded by the lock the caller holds.
     unsafe { node.as_ref().owned_prev.with_mut(|p| *p = v) }
 }
 
-fn set_next(node: NonNull<Header>, v: Option<NonNull<Header>>) {
-    // SAFETY: as in `set_prev`.
+/// # Safety
+/// As for `prev`; the lock makes this write the only access to the link.
+unsafe fn set_next(node: NonNull<Header>, v: Option<NonNull<Header>>) {
+    // SAFETY: `set_next`'s `# Safety`: live node, links guarded by the lock the caller holds.
     unsafe { node.as_ref().owned_next.with_mut(|p| *p = v) }
 }
 
 /// # Safety
 /// The caller holds the shard's lock and `node` is live and in no list.
 unsafe fn push_front(shard: &mut Shard, node: NonNull<Header>) {
-    set_prev(node, None);
-    set_next(node, shard.head);
-    if let Some(old) = shard.head {
-        set_prev(old, Some(node));
+    // SAFETY: for every link access below, `push_front`'s `# Safety`: the shard lock is held and
+    // `node` and the old head are live (the head is linked, so the list holds its reference).
+    unsafe {
+        set_prev(node, None);
+        set_next(node, shard.head);
+        if let Some(old) = shard.head {
+            set_prev(old, Some(node));
+        }
     }
     shard.head = Some(node);
-    shard.len += 1;
 }
 
 /// Unlinks `node` if it is in this shard's list; returns whether it was.
@@ -158,17 +167,20 @@ unsafe fn push_front(shard: &mut Shard, node: NonNull<Header>) {
 /// # Safety
 /// The caller holds the shard's lock and `node` is live and was bound to this shard.
 unsafe fn unlink(shard: &mut Shard, node: NonNull<Header>) -> bool {
-    let (p, n) = (prev(node), next(node));
-    match p {
-        Some(p) => set_next(p, n),
-        None if shard.head == Some(node) => shard.head = n,
-        None => return false,
+    // SAFETY: for every link access below, `unlink`'s `# Safety`: the shard lock is held, `node`
+    // is live, and its neighbours are linked in this list, which holds their references.
+    unsafe {
+        let (p, n) = (prev(node), next(node));
+        match p {
+            Some(p) => set_next(p, n),
+            None if shard.head == Some(node) => shard.head = n,
+            None => return false,
+        }
+        if let Some(n) = n {
+            set_prev(n, p);
+        }
+        set_prev(node, None);
+        set_next(node, None);
     }
-    if let Some(n) = n {
-        set_prev(n, p);
-    }
-    set_prev(node, None);
-    set_next(node, None);
-    shard.len -= 1;
     true
 }

@@ -15,14 +15,14 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use super::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use super::{Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 use crate::loom::lock;
 use crate::loom::sync::{Arc, Mutex};
 
 /// Tasks run per poll of the driving future before it yields to its own scheduler.
 const MAX_TASKS_PER_TICK: usize = 61;
 
-type LocalTask = Notified<Arc<Shared>>;
+type LocalTask = Runnable<Arc<Shared>>;
 
 /// A set of `!Send` tasks run on the current thread.
 pub struct LocalSet {
@@ -236,7 +236,7 @@ impl fmt::Debug for LocalSet {
 }
 
 impl Schedule for Arc<Shared> {
-    fn schedule(&self, task: Notified<Self>) {
+    fn schedule(&self, task: Runnable<Self>) {
         let task = CURRENT
             .try_with(|c| match c.borrow().as_ref() {
                 Some(cx) if Arc::ptr_eq(&cx.shared, self) => {
@@ -261,7 +261,7 @@ impl Schedule for Arc<Shared> {
         }
     }
 
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
         self.owned.remove(task)
     }
 

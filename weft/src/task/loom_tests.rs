@@ -7,21 +7,21 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{new_task, Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use super::{new_task, Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use crate::loom::sync::{Arc, Mutex};
 use crate::loom::{lock, thread};
 
 struct Sched {
-    queue: Mutex<VecDeque<Notified<Arc<Sched>>>>,
+    queue: Mutex<VecDeque<Runnable<Arc<Sched>>>>,
     owned: OwnedTasks<Arc<Sched>>,
 }
 
 impl Schedule for Arc<Sched> {
-    fn schedule(&self, task: Notified<Self>) {
+    fn schedule(&self, task: Runnable<Self>) {
         lock(&self.queue).push_back(task);
     }
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
         self.owned.remove(task)
     }
     fn bind(&self, task: Task<Self>) -> bool {
@@ -159,7 +159,7 @@ fn shutdown_races_wake() {
         let th = thread::spawn(move || w.wake());
         sched.owned.close_and_shutdown_all();
         th.join().unwrap();
-        sched.run_all(); // a Notified submitted by the wake finds the task complete
+        sched.run_all(); // a Runnable submitted by the wake finds the task complete
         match poll_join(&mut join) {
             Poll::Ready(Err(e)) => assert!(e.is_cancelled()),
             other => panic!("expected cancellation, got ready={}", other.is_ready()),

@@ -6,15 +6,15 @@
 //! * **scheduler** (`S: Schedule`) — the run-queue owner the task is submitted to when woken:
 //!   the multi-thread or current-thread runtime, or a `LocalSet`.
 //! * **reference** — the state word counts the owning pointers: the owned-task list (`Task`),
-//!   a run queue entry (`Notified`), the `JoinHandle`, each `AbortHandle` and each `Waker`.
+//!   a run queue entry (`Runnable`), the `JoinHandle`, each `AbortHandle` and each `Waker`.
 //!
 //! # Life of a task
-//! 1. `spawn` allocates the cell with two references (`Notified`, `JoinHandle`) and pushes the
-//!    `Notified` on a run queue.
-//! 2. A worker pops the `Notified` and calls `run`: `NOTIFIED → RUNNING`, poll the future.
+//! 1. `spawn` allocates the cell with two references (`Runnable`, `JoinHandle`) and pushes the
+//!    `Runnable` on a run queue.
+//! 2. A worker pops the `Runnable` and calls `run`: `NOTIFIED → RUNNING`, poll the future.
 //!    `Pending` → idle (`RUNNING` cleared); the *first* time, the task is bound to the
 //!    scheduler's `OwnedTasks` (lazy binding, below). A wake while idle sets `NOTIFIED` and
-//!    submits a new `Notified`; a wake while running sets `NOTIFIED` and the poller
+//!    submits a new `Runnable`; a wake while running sets `NOTIFIED` and the poller
 //!    re-submits it.
 //! 3. `Ready` (or a panic, or cancellation) → the output goes into the stage, `COMPLETE` is
 //!    set, the join waker is woken, the task leaves the owned list, references are released.
@@ -28,7 +28,7 @@
 //! * *Join waker*: handed back and forth with `JOIN_WAKER` (see `state.rs`).
 //! * *Freeing*: the reference count; the scheduler handle `S` inside the cell keeps the
 //!   scheduler's shared state alive as long as any task (or waker of a task) exists, so a
-//!   wake after the runtime is gone reaches a closed scheduler, which drops the `Notified`.
+//!   wake after the runtime is gone reaches a closed scheduler, which drops the `Runnable`.
 //! * *Lazy binding*: a task that completes in its first poll (most short tasks) never touches
 //!   the owned list, whose shard lock is the most expensive part of a spawn. This is sound
 //!   because until its first `Pending` a task is always either in a run queue or being
@@ -36,7 +36,7 @@
 //! * *Shutdown*: `OwnedTasks::close_and_shutdown_all` cancels every bound task: an idle task
 //!   is cancelled by the shutting-down thread (it claims `RUNNING`), a running one by its
 //!   poller when it goes idle (binding fails on a closed list, so a first-time idler cancels
-//!   itself). The run queues are then drained with `Notified::shutdown`, which cancels the
+//!   itself). The run queues are then drained with `Runnable::shutdown`, which cancels the
 //!   never-polled tasks still queued. Every future is therefore dropped exactly once, on a
 //!   runtime thread (or, for a spawn refused by a closed runtime, on the spawning thread).
 //!
@@ -74,23 +74,29 @@ pub use local::{spawn_local, LocalSet};
 pub use yield_now::yield_now;
 
 pub(crate) use list::OwnedTasks;
-pub(crate) use raw::{Notified, Task};
+pub(crate) use raw::{Runnable, Task, TaskRef};
 
 use std::future::Future;
 
 /// The scheduler side of a task: where it goes when woken, and how it leaves the owned list.
+///
+/// The scheduler handle lives inside the task cell, so `schedule` and `yield_now` are called
+/// on a `&self` that the submitted `Runnable` keeps alive: an implementation hands the task on
+/// last and does not touch `&self` afterwards (another thread may run the task to completion
+/// and free the cell at once). Dereferencing an `Arc` handle before the hand-off, as every
+/// implementation here does, satisfies this.
 pub(crate) trait Schedule: Sync + Sized + 'static {
     /// Submit a task woken by a waker or an abort (any thread).
-    fn schedule(&self, task: Notified<Self>);
+    fn schedule(&self, task: Runnable<Self>);
 
     /// Submit a task that was woken while it was being polled (it yielded): it should go to
     /// the back of the queue, behind the tasks it yielded to.
-    fn yield_now(&self, task: Notified<Self>) {
+    fn yield_now(&self, task: Runnable<Self>) {
         self.schedule(task);
     }
 
     /// The task completed: remove it from the owned list, returning the list's reference.
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>>;
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>>;
 
     /// The task is going idle for the first time: add it to the owned list (which takes the
     /// given reference). False if the list is closed; the caller then cancels the task.
@@ -103,15 +109,13 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
 }
 
 /// Allocates a task and returns its two references.
-pub(crate) fn new_task<T, S>(future: T, scheduler: S, id: Id) -> (Notified<S>, JoinHandle<T::Output>)
+pub(crate) fn new_task<T, S>(future: T, scheduler: S, id: Id) -> (Runnable<S>, JoinHandle<T::Output>)
 where
     T: Future + 'static,
     S: Schedule,
 {
-    let raw = raw::RawTask::new(future, scheduler, id);
-    // SAFETY: the cell starts with two references, one for each value returned.
-    let notified = unsafe { Notified(Task::from_raw(raw.header_ptr())) };
-    (notified, JoinHandle::new(raw))
+    let (notified, join) = raw::allocate(future, scheduler, id);
+    (notified, JoinHandle::new(join))
 }
 
 /// Spawns a future onto the current runtime (see [`crate::spawn`]).
@@ -136,7 +140,7 @@ where
     R: Send + 'static,
 {
     let handle = crate::runtime::context::current_or_panic("`weft::task::spawn_blocking`");
-    handle.driver().blocking.spawn(f, handle.clone())
+    handle.spawn_blocking(f)
 }
 
 /// The id of the task currently being polled on this thread, if any.

@@ -1,11 +1,22 @@
-//! Type-erased task pointers and the reference types built on them.
+//! Task pointers the compiler checks: one borrowed view and the owning reference types.
 //!
-//! A `RawTask` is a copyable pointer to a task's `Header` plus its vtable; it owns nothing.
-//! The owning reference types each account for exactly one unit of the reference count:
-//! * `Task<S>`     — the owned-task list's reference (lets shutdown reach every live task);
-//! * `Notified<S>` — the right to poll once, held by run queues;
-//! * `JoinHandle<T>` / `AbortHandle` — user handles (`join.rs`, `abort.rs`);
-//! * a `Waker` — one reference per clone (`waker.rs`).
+//! The state word counts references (`state.rs`); each unit is held by exactly one value of
+//! an *owning* type, and only owning types give a unit back, through `Drop` or a method that
+//! takes `self`:
+//! * `OwnedRef` — one reference, scheduler type erased; the core of the others below and of
+//!   `JoinHandle` / `AbortHandle` (`join.rs`, `abort.rs`). A `Waker` is an `OwnedRef` turned
+//!   into its data pointer (`waker.rs`).
+//! * `Task<S>` — the owned-task list's reference (lets shutdown reach every live task);
+//! * `Runnable<S>` — the right to poll once, held by run queues.
+//!
+//! `TaskRef<'a>` is the non-owning view: `Copy`, it releases nothing, and its lifetime ties
+//! it to the owner it was borrowed from, so it cannot outlive the reference that keeps the
+//! task allocated.
+//!
+//! `unsafe` is confined to the constructors that turn a raw header pointer into one of these
+//! types (`OwnedRef::from_raw`, `Task::from_raw`, `Runnable::from_raw`, `TaskRef::from_raw`),
+//! each stating in `# Safety` which reference the new value stands for, and to the vtable
+//! calls below, which rely on exactly that.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -14,169 +25,297 @@ use std::task::Waker;
 
 use super::core::{Cell, Header};
 use super::harness;
+use super::state::{State, TransitionToNotifiedByRef, TransitionToNotifiedByVal};
 use super::{Id, Schedule};
 
-/// Functions that need the concrete future and scheduler types.
+/// Functions that need the concrete future and scheduler types. Each takes the header of the
+/// `Cell<T, S>` whose vtable it is (a vtable is stored only in the header of a cell of its
+/// own types, by `Cell::new`); the `# Safety` of each is on its implementation in
+/// `harness.rs`.
 pub(crate) struct Vtable {
+    /// Gives up one reference (a `Runnable`'s): polls, or cancels if aborted.
     pub(super) poll: unsafe fn(NonNull<Header>),
+    /// Gives up one reference, which becomes a `Runnable` submitted to the scheduler.
     pub(super) schedule: unsafe fn(NonNull<Header>),
+    /// Frees the cell; the reference count has reached zero.
     pub(super) dealloc: unsafe fn(NonNull<Header>),
+    /// The `JoinHandle` (keeping its reference) reads the output if it is ready.
     pub(super) try_read_output: unsafe fn(NonNull<Header>, *mut (), &Waker),
+    /// Gives up the `JoinHandle`'s reference when the output was not read.
     pub(super) drop_join_handle_slow: unsafe fn(NonNull<Header>),
+    /// Gives up one reference (the owned list's or a drained `Runnable`'s): cancels the task.
     pub(super) shutdown: unsafe fn(NonNull<Header>),
 }
 
-#[derive(Clone, Copy)]
-pub(crate) struct RawTask {
-    ptr: NonNull<Header>,
+/// Allocates a task cell and returns its two initial references.
+pub(super) fn allocate<T, S>(future: T, scheduler: S, id: Id) -> (Runnable<S>, OwnedRef)
+where
+    T: Future + 'static,
+    S: Schedule,
+{
+    let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>());
+    let ptr = NonNull::from(Box::leak(cell)).cast::<Header>();
+    // SAFETY: `State::new` starts the count at two references, one for each value built
+    // here; the cell is a `Cell<T, S>`, so `S` is its scheduler type.
+    unsafe { (Runnable::from_raw(ptr), OwnedRef::from_raw(ptr)) }
 }
 
-impl RawTask {
-    pub(super) fn new<T, S>(future: T, scheduler: S, id: Id) -> RawTask
-    where
-        T: Future + 'static,
-        S: Schedule,
-    {
-        let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>());
-        let ptr = NonNull::from(Box::leak(cell)).cast::<Header>();
-        RawTask { ptr }
-    }
+/// A borrowed view of a task. Holding one promises nothing new: some owner lent it, and the
+/// lifetime keeps the view from outliving that owner.
+#[derive(Clone, Copy)]
+pub(crate) struct TaskRef<'a> {
+    ptr: NonNull<Header>,
+    _p: PhantomData<&'a Header>,
+}
 
+impl<'a> TaskRef<'a> {
     /// # Safety
-    /// `ptr` points at the header of a live task.
-    pub(crate) unsafe fn from_raw(ptr: NonNull<Header>) -> RawTask {
-        RawTask { ptr }
+    /// `ptr` is the header of a task that stays allocated for `'a`: the caller holds a
+    /// reference (or borrows from a holder) for at least that long.
+    pub(crate) unsafe fn from_raw(ptr: NonNull<Header>) -> TaskRef<'a> {
+        TaskRef { ptr, _p: PhantomData }
     }
 
-    pub(crate) fn header_ptr(&self) -> NonNull<Header> {
-        self.ptr
-    }
-
-    pub(crate) fn header(&self) -> &Header {
-        // SAFETY: a RawTask only exists while some reference keeps the task allocated.
+    pub(crate) fn header(self) -> &'a Header {
+        // SAFETY: `TaskRef::from_raw`'s contract keeps the task allocated for `'a`.
         unsafe { self.ptr.as_ref() }
     }
 
-    pub(super) fn state(&self) -> &super::state::State {
+    pub(super) fn state(self) -> &'a State {
         &self.header().state
     }
 
-    /// Polls (or cancels) the task; consumes one `Notified` reference.
-    pub(super) fn poll(self) {
-        // SAFETY: the vtable matches the cell it was created with; the caller gives up the
-        // Notified reference it held, which `poll` consumes.
-        unsafe { (self.header().vtable.poll)(self.ptr) }
+    pub(crate) fn header_ptr(self) -> NonNull<Header> {
+        self.ptr
     }
 
-    /// Submits the task to its scheduler; consumes one reference (now a `Notified`'s).
-    pub(super) fn schedule(self) {
-        // SAFETY: as above; the caller holds a reference that becomes the Notified's.
-        unsafe { (self.header().vtable.schedule)(self.ptr) }
+    /// Takes a new reference to the task.
+    pub(super) fn new_ref(self) -> OwnedRef {
+        self.state().ref_inc();
+        // SAFETY: `ref_inc` just took the reference the returned value stands for.
+        unsafe { OwnedRef::from_raw(self.ptr) }
     }
 
-    pub(super) fn dealloc(self) {
-        // SAFETY: the caller observed the reference count reach zero.
-        unsafe { (self.header().vtable.dealloc)(self.ptr) }
-    }
-
-    /// # Safety
-    /// `dst` points at a `Poll<Result<T::Output, JoinError>>` of the task's output type, and
-    /// the caller is the task's (only) `JoinHandle`.
-    pub(super) unsafe fn try_read_output(self, dst: *mut (), waker: &Waker) {
-        // SAFETY: forwarded contract.
-        unsafe { (self.header().vtable.try_read_output)(self.ptr, dst, waker) }
-    }
-
-    /// Drops a `JoinHandle` that has taken the output (one RMW; see `State`).
-    pub(super) fn drop_join_handle_after_output(self) {
-        if self.state().drop_join_handle_after_output() {
-            self.dealloc();
+    /// `Waker::wake_by_ref`: submits the task if it was idle, with a reference taken for it.
+    pub(super) fn wake_by_ref(self) {
+        match self.state().transition_to_notified_by_ref() {
+            TransitionToNotifiedByRef::Submit => {
+                // SAFETY: the transition took a reference (`ref_inc`) for this submission.
+                unsafe { OwnedRef::from_raw(self.ptr) }.schedule();
+            }
+            TransitionToNotifiedByRef::DoNothing => {}
         }
     }
 
-    pub(super) fn drop_join_handle_slow(self) {
-        // SAFETY: called once, by the JoinHandle being dropped, which owns a reference.
-        unsafe { (self.header().vtable.drop_join_handle_slow)(self.ptr) }
-    }
-
-    /// Cancels the task for shutdown; consumes the owned list's reference.
-    pub(super) fn shutdown(self) {
-        // SAFETY: the caller gives up the reference it held.
-        unsafe { (self.header().vtable.shutdown)(self.ptr) }
-    }
-
-    /// Releases one reference, freeing the task if it was the last.
-    pub(super) fn drop_reference(self) {
-        if self.state().ref_dec() {
-            self.dealloc();
+    /// Sets `CANCELLED`; if the task was idle, submits it (with a reference taken for that)
+    /// so that its scheduler drops the future on the thread that owns it (`LocalSet`).
+    pub(super) fn abort(self) {
+        if self.state().transition_to_notified_and_cancel() {
+            // SAFETY: the transition returned true after taking a reference for this
+            // submission.
+            unsafe { OwnedRef::from_raw(self.ptr) }.schedule();
         }
     }
 }
+
+/// One counted reference to a task, scheduler type erased. Dropping it releases the
+/// reference and frees the task if it was the last.
+pub(crate) struct OwnedRef {
+    ptr: NonNull<Header>,
+}
+
+impl OwnedRef {
+    /// # Safety
+    /// `ptr` is the header of a live task and the caller transfers one reference it owns to
+    /// the new value (and does not release that reference any other way).
+    pub(crate) unsafe fn from_raw(ptr: NonNull<Header>) -> OwnedRef {
+        OwnedRef { ptr }
+    }
+
+    /// The view of the task, valid while this reference is held.
+    pub(crate) fn task(&self) -> TaskRef<'_> {
+        // SAFETY: `self` owns a reference for as long as the borrow lasts.
+        unsafe { TaskRef::from_raw(self.ptr) }
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        self.task().header()
+    }
+
+    /// Gives up ownership without releasing the reference (it now travels with the pointer,
+    /// e.g. as a waker's data pointer or an intrusive queue link).
+    pub(crate) fn into_raw(self) -> NonNull<Header> {
+        let ptr = self.ptr;
+        std::mem::forget(self);
+        ptr
+    }
+
+    fn vtable(&self) -> &'static Vtable {
+        self.header().vtable
+    }
+
+    /// Polls the task (or cancels it, if aborted); this reference is the `Runnable`'s.
+    pub(super) fn poll(self) {
+        let poll = self.vtable().poll;
+        // SAFETY: the header's vtable belongs to this cell (`Cell::new`), and `into_raw`
+        // hands this value's reference to `poll`, which consumes it.
+        unsafe { poll(self.into_raw()) }
+    }
+
+    /// Submits the task to its scheduler; this reference becomes the `Runnable`'s.
+    pub(super) fn schedule(self) {
+        let schedule = self.vtable().schedule;
+        // SAFETY: the header's vtable belongs to this cell, and `into_raw` hands this
+        // value's reference to `schedule`, which turns it into the `Runnable`'s.
+        unsafe { schedule(self.into_raw()) }
+    }
+
+    /// Cancels the task for shutdown; consumes this reference.
+    pub(super) fn shutdown(self) {
+        let shutdown = self.vtable().shutdown;
+        // SAFETY: the header's vtable belongs to this cell, and `into_raw` hands this
+        // value's reference to `shutdown`, which consumes it.
+        unsafe { shutdown(self.into_raw()) }
+    }
+
+    /// `Waker::wake`: this reference becomes the `Runnable`'s if the task was idle, else it is
+    /// released.
+    pub(super) fn wake(self) {
+        match self.task().state().transition_to_notified_by_val() {
+            TransitionToNotifiedByVal::Submit => self.schedule(),
+            TransitionToNotifiedByVal::DoNothing => {
+                // The transition released this reference (and it was not the last).
+                std::mem::forget(self);
+            }
+            TransitionToNotifiedByVal::Dealloc => self.dealloc(),
+        }
+    }
+
+    /// For the `JoinHandle` only: reads the output into `dst` if the task is complete,
+    /// otherwise registers `waker` to be woken on completion.
+    ///
+    /// # Safety
+    /// `dst` points at a `Poll<Result<T::Output, JoinError>>` of the task's output type, and
+    /// `self` is the task's (only) `JoinHandle` reference.
+    pub(super) unsafe fn try_read_output(&self, dst: *mut (), waker: &Waker) {
+        let read = self.vtable().try_read_output;
+        // SAFETY: the header's vtable belongs to this cell; `dst`'s type and the caller being
+        // the JoinHandle are this method's `# Safety` conditions, which are `read`'s.
+        unsafe { read(self.ptr, dst, waker) }
+    }
+
+    /// Releases a `JoinHandle` reference that has taken the output (one RMW; see `State`).
+    pub(super) fn drop_join_handle_after_output(self) {
+        if self.task().state().drop_join_handle_after_output() {
+            self.dealloc();
+        } else {
+            // The RMW released this reference (and it was not the last).
+            std::mem::forget(self);
+        }
+    }
+
+    /// Releases a `JoinHandle` reference whose output was not read: one CAS while the task is
+    /// in its initial state, else the slow path (which may drop the output or the join waker).
+    pub(super) fn drop_join_handle(self) {
+        if self.task().state().drop_join_handle_fast().is_ok() {
+            // The CAS released this reference (the task still holds its `Runnable`'s).
+            std::mem::forget(self);
+            return;
+        }
+        self.drop_join_handle_slow();
+    }
+
+    fn drop_join_handle_slow(self) {
+        let slow = self.vtable().drop_join_handle_slow;
+        // SAFETY: the header's vtable belongs to this cell; only `JoinHandle::drop` calls this
+        // with the handle's reference, which `into_raw` passes on and `slow` consumes.
+        unsafe { slow(self.into_raw()) }
+    }
+
+    /// Frees the task; the count has already reached zero (the caller's RMW released this
+    /// reference as the last one).
+    fn dealloc(self) {
+        let dealloc = self.vtable().dealloc;
+        // SAFETY: the header's vtable belongs to this cell; the count is zero, so no other
+        // owner exists and `into_raw` leaves no value that could touch the cell again.
+        unsafe { dealloc(self.into_raw()) }
+    }
+}
+
+impl Drop for OwnedRef {
+    fn drop(&mut self) {
+        if self.task().state().ref_dec() {
+            let dealloc = self.header().vtable.dealloc;
+            // SAFETY: `ref_dec` released our reference as the last one, so nothing else uses
+            // the cell, and `self` is never used after `drop`.
+            unsafe { dealloc(self.ptr) }
+        }
+    }
+}
+
+// SAFETY: the task's shared parts are synchronised by its state word; an `OwnedRef` only lets
+// its holder take part in that protocol (state transitions, vtable calls that claim `RUNNING`
+// before touching the future), never reach the future directly, so it may move between
+// threads even for `!Send` futures: schedulers of `!Send` tasks (`LocalSet`) only poll them
+// on their own thread.
+unsafe impl Send for OwnedRef {}
+// SAFETY: `&OwnedRef` only reads the header (atomic state word, immutable vtable and id).
+unsafe impl Sync for OwnedRef {}
 
 /// The owned-task list's reference to a task.
 pub(crate) struct Task<S: 'static> {
-    raw: RawTask,
-    _p: PhantomData<S>,
+    raw: OwnedRef,
+    /// `fn() -> S`: the scheduler type is only a label here (no `S` is stored), so it does
+    /// not affect `Send`/`Sync`.
+    _p: PhantomData<fn() -> S>,
 }
 
 /// A task that is ready to be polled; held by run queues.
-pub(crate) struct Notified<S: 'static>(pub(super) Task<S>);
-
-// SAFETY: a task's shared parts are synchronised by its state word; `Task` and `Notified` only
-// let the holder poll (under RUNNING) or release the reference, never reach the future
-// directly, so they may move between threads even for `!Send` futures — schedulers of `!Send`
-// tasks (LocalSet) only ever poll them on their own thread.
-unsafe impl<S> Send for Task<S> {}
-// SAFETY: as above.
-unsafe impl<S> Sync for Task<S> {}
+pub(crate) struct Runnable<S: 'static>(Task<S>);
 
 impl<S: 'static> Task<S> {
     /// # Safety
-    /// The caller transfers one reference it owns to the new `Task`.
+    /// `ptr` is the header of a live task whose scheduler type is `S`, and the caller
+    /// transfers one reference it owns to the new `Task`.
     pub(crate) unsafe fn from_raw(ptr: NonNull<Header>) -> Task<S> {
-        Task { raw: RawTask { ptr }, _p: PhantomData }
+        // SAFETY: this function's contract is `OwnedRef::from_raw`'s plus the type `S`.
+        Task { raw: unsafe { OwnedRef::from_raw(ptr) }, _p: PhantomData }
     }
 
     pub(crate) fn header(&self) -> &Header {
         self.raw.header()
     }
 
-    pub(crate) fn header_ptr(&self) -> NonNull<Header> {
-        self.raw.ptr
-    }
-
-    /// Gives up ownership without releasing the reference.
+    /// Gives up ownership without releasing the reference (it travels with the pointer: an
+    /// owned-list link, or a release counted by `transition_to_terminal`).
     pub(crate) fn into_raw(self) -> NonNull<Header> {
-        let ptr = self.raw.ptr;
-        std::mem::forget(self);
-        ptr
-    }
-
-    /// Takes a new reference to the same task (for the owned list at bind time).
-    pub(crate) fn clone_ref(&self) -> Task<S> {
-        self.raw.state().ref_inc();
-        Task { raw: self.raw, _p: PhantomData }
+        self.raw.into_raw()
     }
 
     /// Cancels the task as part of shutdown, consuming this (owned-list) reference.
     pub(crate) fn shutdown(self) {
-        let raw = self.raw;
-        std::mem::forget(self);
-        raw.shutdown();
+        self.raw.shutdown();
     }
 }
 
-impl<S: 'static> Notified<S> {
+impl<S: 'static> Runnable<S> {
+    /// # Safety
+    /// `ptr` is the header of a live task whose scheduler type is `S`, and the caller
+    /// transfers to the new value one reference that is a `Runnable`'s (typically from
+    /// `Runnable::into_raw` of the same scheduler type).
+    pub(crate) unsafe fn from_raw(ptr: NonNull<Header>) -> Runnable<S> {
+        // SAFETY: this function's contract is `Task::from_raw`'s.
+        Runnable(unsafe { Task::from_raw(ptr) })
+    }
+
     /// Cancels the task unless someone else is running or has completed it; consumes the
     /// reference. Used when draining run queues at shutdown (never-polled tasks are not in
     /// the owned list) and when a closed queue refuses a freshly spawned task.
     pub(crate) fn shutdown(self) {
-        let raw = self.0.raw;
-        std::mem::forget(self);
-        raw.shutdown();
+        self.0.shutdown();
     }
 
-    /// A closed scheduler refuses this `Notified`. A never-polled task (a spawn that raced
+    /// A closed scheduler refuses this `Runnable`. A never-polled task (a spawn that raced
     /// shutdown) is cancelled here, on the spawning thread; a bound task is left to the owned
     /// list's shutdown, which runs on a runtime thread (its future may not like this thread).
     pub(crate) fn refuse(self) {
@@ -194,9 +333,7 @@ impl<S: 'static> Notified<S> {
 
     /// Polls the task once (or cancels it, if it was aborted); consumes the reference.
     pub(crate) fn run(self) {
-        let raw = self.0.raw;
-        std::mem::forget(self);
-        raw.poll();
+        self.0.raw.poll();
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -205,18 +342,5 @@ impl<S: 'static> Notified<S> {
 
     pub(crate) fn into_raw(self) -> NonNull<Header> {
         self.0.into_raw()
-    }
-
-    /// # Safety
-    /// `ptr` came from `Notified::into_raw` of the same scheduler type.
-    pub(crate) unsafe fn from_raw(ptr: NonNull<Header>) -> Notified<S> {
-        // SAFETY: forwarded contract: the reference travels with the pointer.
-        Notified(unsafe { Task::from_raw(ptr) })
-    }
-}
-
-impl<S: 'static> Drop for Task<S> {
-    fn drop(&mut self) {
-        self.raw.drop_reference();
     }
 }

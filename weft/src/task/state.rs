@@ -13,7 +13,7 @@
 //!   it). Never set together with `COMPLETE`.
 //! * `COMPLETE` — the future has been dropped and the stage holds the output (or a
 //!   `JoinError`). Once set it is never cleared; `RUNNING` is never set again.
-//! * `NOTIFIED` — a `Notified` reference for this task sits (or is about to sit) in a run
+//! * `NOTIFIED` — a `Runnable` reference for this task sits (or is about to sit) in a run
 //!   queue. While set, wakers do not submit the task again. May coexist with `RUNNING` (woken
 //!   during its own poll: the poller re-submits it when it goes idle).
 //! * `CANCELLED` — abort or shutdown asked for the future to be dropped; the next thread that
@@ -26,7 +26,7 @@
 //!   `COMPLETE`; after `COMPLETE` the completing thread clears it.
 //!
 //! A fresh task starts as `NOTIFIED | JOIN_INTEREST` with two references: one for the
-//! `Notified` handed to the scheduler, one for the `JoinHandle`. The owned-task list takes a
+//! `Runnable` handed to the scheduler, one for the `JoinHandle`. The owned-task list takes a
 //! third (`ref_inc`) when the task first goes idle (see `list.rs`, lazy binding).
 
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
@@ -74,7 +74,7 @@ pub(crate) enum TransitionToIdle {
     /// Idle; the poller's reference was released (it was not the last).
     Ok,
     /// Woken during the poll: `NOTIFIED` stays set and the poller's reference now belongs to a
-    /// new `Notified` that the caller must submit to the scheduler.
+    /// new `Runnable` that the caller must submit to the scheduler.
     OkNotified,
     /// Idle and the poller held the last reference: free the task.
     OkDealloc,
@@ -86,7 +86,7 @@ pub(crate) enum TransitionToIdle {
 pub(crate) enum TransitionToNotifiedByVal {
     /// Nothing to do; the caller's reference was released.
     DoNothing,
-    /// The caller's reference now belongs to a `Notified` that must be submitted.
+    /// The caller's reference now belongs to a `Runnable` that must be submitted.
     Submit,
     /// The caller released the last reference: free the task.
     Dealloc,
@@ -95,7 +95,7 @@ pub(crate) enum TransitionToNotifiedByVal {
 #[must_use]
 pub(crate) enum TransitionToNotifiedByRef {
     DoNothing,
-    /// A new reference was taken for a `Notified` that must be submitted.
+    /// A new reference was taken for a `Runnable` that must be submitted.
     Submit,
 }
 
@@ -164,12 +164,12 @@ impl State {
         }
     }
 
-    /// Consumes the caller's `Notified` reference and tries to take `RUNNING`.
+    /// Consumes the caller's `Runnable` reference and tries to take `RUNNING`.
     pub(crate) fn transition_to_running(&self) -> TransitionToRunning {
         self.fetch_update(|mut s| {
             debug_assert!(s.is_notified(), "polling a task that was not notified");
             if !s.is_idle() {
-                // Running elsewhere or complete: drop the reference the Notified held.
+                // Running elsewhere or complete: drop the reference the Runnable held.
                 s.ref_dec();
                 let out = if s.ref_count() == 0 { TransitionToRunning::Dealloc } else { TransitionToRunning::Failed };
                 return (out, Some(s));
@@ -182,7 +182,7 @@ impl State {
     }
 
     /// After a `Pending` poll: drop `RUNNING`; the poller's reference is released unless the
-    /// task was woken meanwhile (then it is re-used for the new `Notified`).
+    /// task was woken meanwhile (then it is re-used for the new `Runnable`).
     pub(crate) fn transition_to_idle(&self) -> TransitionToIdle {
         self.fetch_update(|mut s| {
             debug_assert!(s.is_running());
@@ -270,7 +270,7 @@ impl State {
                     TransitionToNotifiedByVal::DoNothing
                 };
             } else {
-                // Idle: the waker's reference becomes the Notified's.
+                // Idle: the waker's reference becomes the Runnable's.
                 s.set(NOTIFIED);
                 out = TransitionToNotifiedByVal::Submit;
             }
@@ -295,7 +295,7 @@ impl State {
     }
 
     /// Abort from a handle: sets `CANCELLED`; returns true when the caller took a new reference
-    /// for a `Notified` it must submit (so the scheduler polls, sees `CANCELLED`, and drops it).
+    /// for a `Runnable` it must submit (so the scheduler polls, sees `CANCELLED`, and drops it).
     pub(crate) fn transition_to_notified_and_cancel(&self) -> bool {
         self.fetch_update(|mut s| {
             if s.is_cancelled() || s.is_complete() {
@@ -428,7 +428,7 @@ mod tests {
         assert!(matches!(st.transition_to_running(), TransitionToRunning::Success));
         assert!(matches!(st.transition_to_idle(), TransitionToIdle::Ok));
         assert_eq!(st.load().ref_count(), 1);
-        // Idle wake by ref takes a reference for the Notified.
+        // Idle wake by ref takes a reference for the Runnable.
         assert!(matches!(st.transition_to_notified_by_ref(), TransitionToNotifiedByRef::Submit));
         assert_eq!(st.load().ref_count(), 2);
     }

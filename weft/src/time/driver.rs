@@ -78,7 +78,8 @@ impl Handle {
             let mut inner = lock(&self.inner);
             // SAFETY: entry is pinned and we hold the driver lock.
             let e = unsafe { entry.as_ref() };
-            // SAFETY: caller contract + lock held.
+            // SAFETY: `register`'s `# Safety` (entry live, pinned and not linked) plus the driver
+            // lock held just above, as `insert` requires.
             if unsafe { inner.wheel.insert(entry, when) }.is_err() {
                 // SAFETY: lock held, entry unlinked.
                 drop(unsafe { e.mark_fired() });

@@ -27,7 +27,8 @@ pub(crate) struct TimerShared {
 
 // SAFETY: all non-atomic fields are only accessed under the driver lock (see module comment).
 unsafe impl Send for TimerShared {}
-// SAFETY: as above.
+// SAFETY: shared use touches the non-atomic fields only under the driver lock (module comment);
+// `fired` is atomic.
 unsafe impl Sync for TimerShared {}
 
 impl TimerShared {
@@ -58,7 +59,7 @@ impl TimerShared {
     /// # Safety
     /// The caller holds the driver lock and the entry is unlinked.
     pub(crate) unsafe fn mark_fired(&self) -> Option<Waker> {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `mark_fired`'s `# Safety`: the caller holds the driver lock, which guards this field.
         let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
         self.fired.store(true, Release);
         waker
@@ -67,7 +68,7 @@ impl TimerShared {
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn set_waker(&self, waker: &Waker) {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `set_waker`'s `# Safety`: the caller holds the driver lock, which guards this field.
         self.waker.with_mut(|w| unsafe {
             match &mut *w {
                 Some(old) if old.will_wake(waker) => {}
@@ -79,28 +80,28 @@ impl TimerShared {
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn take_waker(&self) -> Option<Waker> {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `take_waker`'s `# Safety`: the caller holds the driver lock, which guards this field.
         self.waker.with_mut(|w| unsafe { (*w).take() })
     }
 
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn when(&self) -> u64 {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `when`'s `# Safety`: the caller holds the driver lock, which guards this field.
         self.when.with(|w| unsafe { *w })
     }
 
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn position(&self) -> Option<(u8, u8)> {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `position`'s `# Safety`: the caller holds the driver lock, which guards this field.
         self.position.with(|p| unsafe { *p })
     }
 
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn set_position(&self, when: u64, level: u8, slot: u8) {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `set_position`'s `# Safety`: the caller holds the driver lock, which guards this field.
         unsafe {
             self.when.with_mut(|w| *w = when);
             self.position.with_mut(|p| *p = Some((level, slot)));
@@ -110,7 +111,7 @@ impl TimerShared {
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn clear_position(&self) {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `clear_position`'s `# Safety`: the caller holds the driver lock, which guards this field.
         unsafe {
             self.position.with_mut(|p| *p = None);
             self.prev.with_mut(|p| *p = None);
@@ -121,14 +122,14 @@ impl TimerShared {
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn links(&self) -> (Option<NonNull<TimerShared>>, Option<NonNull<TimerShared>>) {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `links`'s `# Safety`: the caller holds the driver lock, which guards this field.
         unsafe { (self.prev.with(|p| *p), self.next.with(|p| *p)) }
     }
 
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn set_links(&self, prev: Option<NonNull<TimerShared>>, next: Option<NonNull<TimerShared>>) {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `set_links`'s `# Safety`: the caller holds the driver lock, which guards this field.
         unsafe {
             self.prev.with_mut(|p| *p = prev);
             self.next.with_mut(|p| *p = next);
@@ -138,14 +139,14 @@ impl TimerShared {
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn set_prev(&self, prev: Option<NonNull<TimerShared>>) {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `set_prev`'s `# Safety`: the caller holds the driver lock, which guards this field.
         self.prev.with_mut(|p| unsafe { *p = prev });
     }
 
     /// # Safety
     /// The caller holds the driver lock.
     pub(crate) unsafe fn set_next(&self, next: Option<NonNull<TimerShared>>) {
-        // SAFETY: guarded by the driver lock (caller contract).
+        // SAFETY: `set_next`'s `# Safety`: the caller holds the driver lock, which guards this field.
         self.next.with_mut(|p| unsafe { *p = next });
     }
 }

@@ -14,6 +14,47 @@
 //! `event_interval` ticks. Timers fire in deadline order (by tick) and never early; how late
 //! they fire is measured by the lab, not asserted by tests.
 //!
+//! # Glossary
+//! * **tick** — one millisecond since the driver's start instant; the wheel's only unit.
+//!   Deadlines round *up* to a tick, "now" rounds *down*.
+//! * **entry** (`TimerShared`) — the node the wheel links: deadline tick, waker, list links
+//!   and `fired`, pinned inside its `Sleep` (the wheel owns nothing).
+//! * **level / slot** — the wheel has 6 levels of 64 slots; a slot of level `l` spans `64^l`
+//!   ticks, the level `64^(l+1)`; each level keeps an occupancy mask, so the next deadline
+//!   is found by one bit scan per level.
+//! * **cascade** — when a higher-level slot comes due its entries move down to the level
+//!   their remaining time fits (or fire, if already due).
+//! * **elapsed** — the last tick the wheel has processed: every entry due at or before it has
+//!   fired.
+//! * **next_wake** — the tick the driver owner sleeps until (`AWAKE` when nobody sleeps on
+//!   the wheel); a registration earlier than it unparks the driver.
+//!
+//! # Shutdown, as steps
+//! 1. The scheduler's last shutdown step calls `runtime::driver::Driver::shutdown`, which
+//!    calls the time handle's `shutdown`.
+//! 2. `is_shutdown` is set (Release), so every later registration or poll of a `Sleep`
+//!    sees it and panics with a message saying the runtime is gone.
+//! 3. Under the wheel lock every linked entry is unlinked and marked fired and its waker
+//!    taken; after the lock is released the wakers are *woken* (not dropped). The runtime's
+//!    own tasks were already cancelled (owned-list shutdown comes first), so this reaches
+//!    futures outside it (a `block_on` future, a future on another executor), which are
+//!    polled again and get the clear panic of step 2 instead of hanging.
+//! 4. `Sleep`s dropped afterwards see `fired` and never touch the wheel again.
+//!
+//! # Rejected designs
+//! * **A binary heap of deadlines** (as in many event loops): O(log n) insert, and cancel is
+//!   either O(n) or needs lazy tombstones that keep a million dropped `timeout`s' memory until
+//!   their deadline. Timeouts are mostly cancelled before they fire (a request that finishes
+//!   in time), so O(1) cancel is what matters; the wheel has it and needs no allocation.
+//! * **A single-level (hashed) wheel**: O(1) too, but each turn must skip entries that are
+//!   many rounds away; the levels keep every visit useful.
+//! * **Finer resolution (e.g. 1 µs ticks)**: the OS sleep cannot honour it (`epoll_wait`'s
+//!   timeout is in ms; a condvar wait overshoots by tens of µs), and more ticks per second
+//!   means more slot visits and cascades.
+//! * **Coarser resolution (e.g. 10 ms ticks)**: fewer ticks to process, but every sleep could
+//!   then fire up to 10 ms late where tokio's 1 ms wheel is at most about 1 ms late (the
+//!   lab's `lateness` command measures exactly this).
+//!
 //! Cancellation: dropping a `Sleep` unlinks its entry under the lock (O(1)), so a million
 //! created-and-dropped sleeps leave nothing behind.
 

@@ -77,9 +77,10 @@ impl Wheel {
         let pos = when.min(self.elapsed + MAX_SPAN - 1);
         let level = level_for(self.elapsed, pos);
         let slot = slot_for(pos, level);
-        // SAFETY: caller contract; the entry's wheel fields are guarded by the driver lock.
+        // SAFETY: `insert`'s `# Safety`: `entry` is live and pinned; its wheel fields are guarded
+        // by the driver lock, which every wheel method runs under.
         let e = unsafe { entry.as_ref() };
-        // SAFETY: as above.
+        // SAFETY: `entry` is live and we run under the driver lock, which `set_position` requires.
         unsafe { e.set_position(when, level as u8, slot as u8) };
         let lvl = &mut self.levels[level];
         // SAFETY: list nodes are live linked entries (invariant above).
@@ -93,7 +94,7 @@ impl Wheel {
     /// # Safety
     /// `entry` is live; called under the driver lock.
     pub(crate) unsafe fn remove(&mut self, entry: NonNull<TimerShared>) {
-        // SAFETY: caller contract.
+        // SAFETY: `remove`'s `# Safety`: `entry` is live.
         let e = unsafe { entry.as_ref() };
         // SAFETY: fields guarded by the driver lock, which the caller holds.
         let Some((level, slot)) = (unsafe { e.position() }) else { return };
@@ -189,7 +190,8 @@ impl List {
     /// # Safety
     /// `entry` is live and unlinked; called under the driver lock.
     unsafe fn push_front(&mut self, entry: NonNull<TimerShared>) {
-        // SAFETY: caller contract; neighbours are live linked entries.
+        // SAFETY: `push_front`'s `# Safety`: `entry` is live and unlinked, the driver lock is held,
+        // and the old head is a live linked entry.
         unsafe {
             entry.as_ref().set_links(None, self.head);
             if let Some(old) = self.head {
@@ -202,7 +204,8 @@ impl List {
     /// # Safety
     /// `entry` is in this list; called under the driver lock.
     unsafe fn remove(&mut self, entry: NonNull<TimerShared>) {
-        // SAFETY: caller contract; neighbours are live linked entries.
+        // SAFETY: `remove`'s `# Safety`: `entry` is in this list, the driver lock is held, and its
+        // neighbours are live linked entries.
         unsafe {
             let (prev, next) = entry.as_ref().links();
             match prev {
@@ -220,7 +223,8 @@ impl List {
     /// Called under the driver lock; list nodes are live.
     unsafe fn pop_front(&mut self) -> Option<NonNull<TimerShared>> {
         let head = self.head?;
-        // SAFETY: forwarded.
+        // SAFETY: `head` is in this list (it is its head) and we run under the driver lock, as
+        // `remove` requires.
         unsafe { self.remove(head) };
         Some(head)
     }
@@ -281,7 +285,7 @@ mod tests {
         let es = entries(4);
         let mut wheel = Wheel::new();
         for (e, w) in es.iter().zip([10u64, 200, 5000, 300_000]) {
-            // SAFETY: as above.
+            // SAFETY: the entries are pinned in `es`, live for the whole test, and not linked yet.
             unsafe { wheel.insert(ptr(e), w).unwrap() };
         }
         let mut fired = Vec::new();
@@ -289,7 +293,7 @@ mod tests {
         wheel.advance(6000, |e| fired.push(unsafe { e.as_ref().when() }));
         assert_eq!(fired, vec![10, 200, 5000]);
         assert_eq!(wheel.next_expiration().map(|e| e.deadline <= 300_000), Some(true));
-        // SAFETY: as above.
+        // SAFETY: fired entries are live (pinned in `es`).
         wheel.advance(300_000, |e| fired.push(unsafe { e.as_ref().when() }));
         assert_eq!(fired, vec![10, 200, 5000, 300_000]);
         assert!(wheel.next_expiration().is_none());
@@ -300,7 +304,7 @@ mod tests {
         let es = entries(3);
         let mut wheel = Wheel::new();
         for (e, w) in es.iter().zip([10u64, 10, 700]) {
-            // SAFETY: as above.
+            // SAFETY: the entries are pinned in `es`, live for the whole test, and not linked yet.
             unsafe { wheel.insert(ptr(e), w).unwrap() };
         }
         // SAFETY: linked, live entries.
@@ -320,9 +324,9 @@ mod tests {
         let es = entries(1);
         let mut wheel = Wheel::new();
         wheel.advance(100, |_| {});
-        // SAFETY: as above.
+        // SAFETY: the entry is pinned in `es` and not linked (the first insert is rejected).
         assert!(unsafe { wheel.insert(ptr(&es[0]), 100) }.is_err());
-        // SAFETY: as above.
+        // SAFETY: the entry is pinned in `es` and not linked.
         assert!(unsafe { wheel.insert(ptr(&es[0]), 101) }.is_ok());
     }
 }

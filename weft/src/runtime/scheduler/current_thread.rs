@@ -8,8 +8,8 @@
 //! queue is served first; every `event_interval` ticks the driver is polled without blocking.
 //!
 //! If another thread's `block_on` holds the core, this `block_on` polls its own future on its
-//! own thread and retries taking the core every millisecond (tasks keep running on the other
-//! thread meanwhile).
+//! own thread (`ParkThread::block_on`, the crate's one block-on loop) and retries taking the
+//! core every millisecond (tasks keep running on the other thread meanwhile).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -21,23 +21,23 @@ use std::time::Duration;
 use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use crate::loom::sync::{Arc, Mutex};
+use crate::runtime::blocking::BlockingPool;
 use crate::runtime::driver::{self, Driver};
 use crate::runtime::park::ParkThread;
 use crate::runtime::{context, Config};
 use crate::task::coop::{BudgetGuard, BUDGET};
-use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use crate::task::{Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 use crate::util::wake::{self, Wake};
-
-type TaskRef = Notified<Arc<Handle>>;
 
 /// Aligned to 128 bytes: see `multi_thread::Handle`.
 #[repr(align(128))]
 pub(crate) struct Handle {
     pub(crate) driver: driver::Handle,
+    pub(crate) blocking: BlockingPool,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
     pub(crate) config: Config,
     /// `None` once shut down.
-    inject: Mutex<Option<VecDeque<TaskRef>>>,
+    inject: Mutex<Option<VecDeque<Runnable<Arc<Handle>>>>>,
     inject_len: AtomicUsize,
     /// The `block_on` future was woken.
     woken: AtomicBool,
@@ -46,7 +46,7 @@ pub(crate) struct Handle {
 }
 
 pub(crate) struct Core {
-    tasks: VecDeque<TaskRef>,
+    tasks: VecDeque<Runnable<Arc<Handle>>>,
     tick: u32,
     driver: Option<Driver>,
 }
@@ -68,9 +68,15 @@ pub(crate) struct Context {
     core: RefCell<Option<Box<Core>>>,
 }
 
-pub(crate) fn create(driver: Driver, driver_handle: driver::Handle, config: Config) -> Arc<Handle> {
+pub(crate) fn create(
+    driver: Driver,
+    driver_handle: driver::Handle,
+    blocking: BlockingPool,
+    config: Config,
+) -> Arc<Handle> {
     Arc::new(Handle {
         driver: driver_handle,
+        blocking,
         owned: OwnedTasks::new(1),
         config,
         inject: Mutex::new(Some(VecDeque::new())),
@@ -96,7 +102,7 @@ impl Handle {
         self.is_shutdown.load(Acquire)
     }
 
-    fn push_remote(&self, task: TaskRef) {
+    fn push_remote(&self, task: Runnable<Arc<Handle>>) {
         let mut inject = lock(&self.inject);
         match inject.as_mut() {
             Some(q) => {
@@ -112,7 +118,7 @@ impl Handle {
         }
     }
 
-    fn pop_remote(&self) -> Option<TaskRef> {
+    fn pop_remote(&self) -> Option<Runnable<Arc<Handle>>> {
         if self.inject_len.load(Acquire) == 0 {
             return None;
         }
@@ -129,21 +135,19 @@ impl Handle {
         let _runtime = context::enter_runtime("Runtime::block_on");
         let _enter = context::enter(crate::runtime::scheduler::Handle::CurrentThread(me.clone()));
         let mut future = pin!(future);
+        let mut park = None;
         loop {
             let core = lock(&me.core).take();
             if let Some(core) = core {
                 return Handle::drive(me, core, future);
             }
             // Another thread drives the tasks: poll our own future here until it is ready or
-            // the core becomes free.
-            let park = ParkThread::new();
-            let waker = wake::waker(Arc::new(ThreadWaker(park.clone())));
-            let mut cx = TaskContext::from_waker(&waker);
-            let _budget = BudgetGuard::new(Some(BUDGET));
-            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            // the core becomes free (checked every millisecond and on every wake-up).
+            let park = park.get_or_insert_with(ParkThread::new);
+            let mut core_free = || lock(&me.core).is_some();
+            if let Some(v) = park.block_on(future.as_mut(), Some((Duration::from_millis(1), &mut core_free))) {
                 return v;
             }
-            park.park_timeout(Some(Duration::from_millis(1)));
         }
     }
 
@@ -236,7 +240,7 @@ impl Context {
         core
     }
 
-    fn schedule(&self, task: TaskRef) -> Result<(), TaskRef> {
+    fn schedule(&self, task: Runnable<Arc<Handle>>) -> Result<(), Runnable<Arc<Handle>>> {
         match self.core.borrow_mut().as_mut() {
             Some(core) => {
                 core.tasks.push_back(task);
@@ -272,17 +276,8 @@ impl Wake for BlockOnWaker {
     }
 }
 
-/// Wakes a plain thread parked in a `ParkThread` (used by every non-worker `block_on`).
-pub(crate) struct ThreadWaker(pub(crate) ParkThread);
-
-impl Wake for ThreadWaker {
-    fn wake_by_ref(arc: &Arc<Self>) {
-        arc.0.unpark();
-    }
-}
-
 impl Schedule for Arc<Handle> {
-    fn schedule(&self, task: Notified<Self>) {
+    fn schedule(&self, task: Runnable<Self>) {
         let task = context::with_scheduler(|cx| match cx {
             Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, self) => {
                 cx.schedule(task).err()
@@ -294,7 +289,7 @@ impl Schedule for Arc<Handle> {
         }
     }
 
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
         self.owned.remove(task)
     }
 

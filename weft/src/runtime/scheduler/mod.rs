@@ -16,10 +16,10 @@
 //!
 //! # Parking (the essay)
 //! A worker with nothing to run goes through two stages:
-//! 1. *Search* (the bounded spin) — one pass: steal half of a random sibling's queue, trying
+//! 1. *Search* — one pass: steal half of a random sibling's queue, trying
 //!    each sibling once, then look at the inject queue. At most half the workers search at
-//!    once, so a burst of work does not wake everybody into a stealing frenzy (no thundering
-//!    herd).
+//!    once (a CAS on the idle word enforces it), so a burst of work does not wake everybody
+//!    into a stealing frenzy (no thundering herd).
 //!
 //!    There is deliberately no further spinning. An earlier version re-checked the queues'
 //!    lengths for 64 rounds before parking; measured with weft-lab on 2 workers it was a net
@@ -84,9 +84,9 @@
 //! 2. Each worker, at its next maintenance tick, marks its core shut down, cancels the tasks
 //!    of the owned-task list (every worker helps; each task is cancelled once), and hands its
 //!    core back.
-//! 3. The last core handed back drains every run queue (dropping the `Notified`s of the
-//!    already-cancelled tasks) and shuts the driver down, which drops every timer's waker and
-//!    marks every socket registration shut down (their I/O futures then return an error).
+//! 3. The last core handed back drains every run queue (dropping the `Runnable`s of the
+//!    already-cancelled tasks) and shuts the driver down, which fires every pending timer (its waker is *woken*, so the
+//!    sleeping task sees the shutdown on its next poll; see `time/mod.rs`) and marks every socket registration shut down (their I/O futures then return an error).
 //! 4. `Runtime::drop` closes the blocking pool (queued closures are cancelled, running ones
 //!    waited for) and waits for the worker threads (or `shutdown_timeout` gives up waiting).
 
@@ -128,6 +128,24 @@ impl Handle {
             Handle::CurrentThread(h) => &h.driver,
             Handle::MultiThread(h) => &h.driver,
         }
+    }
+
+    /// The runtime's blocking pool (a scheduler service: its threads enter this handle's
+    /// context to run closures).
+    pub(crate) fn blocking(&self) -> &crate::runtime::blocking::BlockingPool {
+        match self {
+            Handle::CurrentThread(h) => &h.blocking,
+            Handle::MultiThread(h) => &h.blocking,
+        }
+    }
+
+    /// Runs `f` on the blocking pool, inside this runtime's context.
+    pub(crate) fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.blocking().spawn(f, self.clone())
     }
 
     pub(crate) fn num_workers(&self) -> usize {

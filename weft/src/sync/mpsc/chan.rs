@@ -70,7 +70,8 @@ pub(super) struct Chan<T, S> {
 // SAFETY: values of `T` move from senders to the receiver (needs `T: Send`); the `Rx` cursor is
 // only touched by the single receiver; everything else is atomic or `Sync`.
 unsafe impl<T: Send, S: Capacity> Send for Chan<T, S> {}
-// SAFETY: as above.
+// SAFETY: `&Chan` lets senders push (moving `T` in, needs `T: Send`) and the one receiver pop
+// through `&mut Receiver`; the `Rx` cursor is never shared, everything else is atomic.
 unsafe impl<T: Send, S: Capacity> Sync for Chan<T, S> {}
 
 impl<T, S: Capacity> Chan<T, S> {
@@ -212,7 +213,8 @@ impl<T, S: Capacity> Chan<T, S> {
     }
 
     pub(super) fn rx_is_empty(&self) -> bool {
-        // SAFETY: as in `rx_len`.
+        // SAFETY: the cursor is only read here; writes need `&mut Receiver`, which excludes this
+        // `&Receiver` call.
         !self.rx.with(|rx| unsafe { self.tx.head_ready(&*rx) })
     }
 

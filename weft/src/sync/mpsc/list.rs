@@ -262,7 +262,8 @@ impl<T> Tx<T> {
         rx.block = ptr::null_mut();
         let spare = self.spare.swap(ptr::null_mut(), Relaxed);
         if !spare.is_null() {
-            // SAFETY: as above.
+            // SAFETY: the spare block was swapped out of `spare`, so nothing else can reach it; it
+            // came from `Box::into_raw`.
             drop(unsafe { Box::from_raw(spare) });
         }
     }

@@ -22,13 +22,15 @@ impl<T, S: Capacity> RxCore<T, S> {
     }
 
     pub(super) fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        // SAFETY: the single consumer, as in `poll_recv`.
+        // SAFETY: `&mut self` makes this the channel's single consumer, which `rx_try_pop`
+        // requires.
         if let Some(v) = unsafe { self.chan.rx_try_pop() } {
             return Ok(v);
         }
         if self.chan.rx_done() {
             // A push may have landed between the pop and the check.
-            // SAFETY: the single consumer, as in `poll_recv`.
+            // SAFETY: `&mut self` makes this the channel's single consumer, which `rx_try_pop`
+            // requires.
             return unsafe { self.chan.rx_try_pop() }.ok_or(TryRecvError::Disconnected);
         }
         Err(TryRecvError::Empty)
@@ -47,7 +49,8 @@ impl<T, S: Capacity> RxCore<T, S> {
         buffer.push(first);
         let mut n = 1;
         while n < limit {
-            // SAFETY: the single consumer, as in `poll_recv`.
+            // SAFETY: `&mut self` makes this the channel's single consumer, which `rx_try_pop`
+            // requires.
             match unsafe { self.chan.rx_try_pop() } {
                 Some(v) => {
                     buffer.push(v);

@@ -14,7 +14,7 @@
 //!
 //! No lost wake-up: a producer publishes its task, then reads the word with a SeqCst RMW; a
 //! worker going to sleep updates the word with a SeqCst RMW and *then* looks at the queues
-//! one last time (`Worker::park`). Whichever RMW comes second in the total order sees the
+//! one last time (`Context::park` in `worker.rs`). Whichever RMW comes second in the total order sees the
 //! other's effect: either the producer sees the sleeper and wakes it, or the sleeper sees
 //! the task and stays awake.
 
@@ -89,23 +89,29 @@ impl Idle {
         self.should_wake(State(self.state.load(Relaxed)))
     }
 
-    /// Registers `worker` as a sleeper. Returns true if it was the last searching worker.
-    pub(crate) fn transition_worker_to_parked(&self, worker: usize, is_searching: bool) -> bool {
+    /// Registers `worker` as a sleeper (no longer searching, if it was). The caller then takes
+    /// a final look at the queues (`Context::park`), which is what covers work published by a
+    /// producer that saw it awake; so unlike tokio this returns nothing to act on.
+    pub(crate) fn transition_worker_to_parked(&self, worker: usize, is_searching: bool) {
         let mut sleepers = lock(&self.sleepers);
         let dec = UNPARK_ONE + usize::from(is_searching);
-        let prev = State(self.state.fetch_sub(dec, SeqCst));
+        self.state.fetch_sub(dec, SeqCst);
         sleepers.push(worker);
-        is_searching && prev.num_searching() == 1
     }
 
-    /// Starts searching unless half the workers already are.
+    /// Starts searching unless half the workers already are. A CAS loop, so that two workers
+    /// deciding at once cannot both pass the check and push the count past half.
     pub(crate) fn transition_worker_to_searching(&self) -> bool {
-        let s = State(self.state.load(SeqCst));
-        if 2 * s.num_searching() >= self.num_workers {
-            return false;
+        let mut cur = self.state.load(SeqCst);
+        loop {
+            if 2 * State(cur).num_searching() >= self.num_workers {
+                return false;
+            }
+            match self.state.compare_exchange_weak(cur, cur + 1, SeqCst, SeqCst) {
+                Ok(_) => return true,
+                Err(actual) => cur = actual,
+            }
         }
-        self.state.fetch_add(1, SeqCst);
-        true
     }
 
     /// Stops searching. Returns true if this was the last searching worker (which must then
@@ -133,7 +139,7 @@ impl Idle {
         lock(&self.sleepers).contains(&worker)
     }
 
-    /// All sleepers, for shutdown.
+    /// Workers currently searching (a stale-tolerant read for `Handle::has_pending_work`).
     pub(crate) fn num_searching(&self) -> usize {
         State(self.state.load(SeqCst)).num_searching()
     }

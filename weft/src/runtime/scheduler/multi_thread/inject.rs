@@ -17,7 +17,7 @@ use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
 use crate::loom::sync::Mutex;
 use crate::task::core::Header;
-use crate::task::Notified;
+use crate::task::Runnable;
 
 pub(crate) struct Inject<S: 'static> {
     len: AtomicUsize,
@@ -35,13 +35,14 @@ struct Synced {
 unsafe impl Send for Synced {}
 
 fn set_next(node: NonNull<Header>, next: Option<NonNull<Header>>) {
-    // SAFETY: `queue_next` belongs to the queue holding the task's Notified, which is us,
+    // SAFETY: `queue_next` belongs to the queue holding the task's Runnable, which is us,
     // and is only touched under our lock or before the node is published to the list.
     unsafe { node.as_ref() }.queue_next.with_mut(|p| unsafe { *p = next });
 }
 
 fn get_next(node: NonNull<Header>) -> Option<NonNull<Header>> {
-    // SAFETY: as in `set_next`.
+    // SAFETY: `queue_next` belongs to the queue holding the task's Runnable (us); it is read only
+    // under our lock or before the node is published.
     unsafe { node.as_ref() }.queue_next.with(|p| unsafe { *p })
 }
 
@@ -72,15 +73,15 @@ impl<S: 'static> Inject<S> {
         !was
     }
 
-    /// Pushes one task; a closed queue refuses it (`Notified::refuse`).
-    pub(crate) fn push(&self, task: Notified<S>) {
+    /// Pushes one task; a closed queue refuses it (`Runnable::refuse`).
+    pub(crate) fn push(&self, task: Runnable<S>) {
         let node = task.into_raw();
         set_next(node, None);
         self.splice(node, node, 1);
     }
 
     /// Pushes a batch in order with one lock acquisition.
-    pub(crate) fn push_batch(&self, tasks: impl Iterator<Item = Notified<S>>) {
+    pub(crate) fn push_batch(&self, tasks: impl Iterator<Item = Runnable<S>>) {
         let mut first: Option<NonNull<Header>> = None;
         let mut last: Option<NonNull<Header>> = None;
         let mut n = 0;
@@ -106,8 +107,8 @@ impl<S: 'static> Inject<S> {
             let mut cur = Some(first);
             while let Some(node) = cur {
                 cur = get_next(node);
-                // SAFETY: pointers in the chain came from `Notified::into_raw`.
-                unsafe { Notified::<S>::from_raw(node) }.refuse();
+                // SAFETY: pointers in the chain came from `Runnable::into_raw`.
+                unsafe { Runnable::<S>::from_raw(node) }.refuse();
             }
             return;
         }
@@ -119,7 +120,7 @@ impl<S: 'static> Inject<S> {
         self.len.store(self.len.load(Relaxed) + n, Release);
     }
 
-    pub(crate) fn pop(&self) -> Option<Notified<S>> {
+    pub(crate) fn pop(&self) -> Option<Runnable<S>> {
         if self.is_empty() {
             return None;
         }
@@ -131,12 +132,12 @@ impl<S: 'static> Inject<S> {
         }
         set_next(node, None);
         self.len.store(self.len.load(Relaxed) - 1, Release);
-        // SAFETY: the pointer came from `Notified::into_raw` in `push`.
-        Some(unsafe { Notified::from_raw(node) })
+        // SAFETY: the pointer came from `Runnable::into_raw` in `push`.
+        Some(unsafe { Runnable::from_raw(node) })
     }
 
     /// Pops up to `max` tasks with one lock acquisition, handing each to `f` after unlocking.
-    pub(crate) fn pop_n(&self, max: usize, mut f: impl FnMut(Notified<S>)) -> usize {
+    pub(crate) fn pop_n(&self, max: usize, mut f: impl FnMut(Runnable<S>)) -> usize {
         if max == 0 || self.is_empty() {
             return 0;
         }
@@ -166,8 +167,8 @@ impl<S: 'static> Inject<S> {
         while let Some(node) = cur {
             cur = get_next(node);
             set_next(node, None);
-            // SAFETY: pointers in the list came from `Notified::into_raw`.
-            f(unsafe { Notified::from_raw(node) });
+            // SAFETY: pointers in the list came from `Runnable::into_raw`.
+            f(unsafe { Runnable::from_raw(node) });
         }
         n
     }
@@ -176,8 +177,8 @@ impl<S: 'static> Inject<S> {
 fn drop_chain<S: 'static>(mut cur: Option<NonNull<Header>>) {
     while let Some(node) = cur {
         cur = get_next(node);
-        // SAFETY: pointers in the chain came from `Notified::into_raw`.
-        drop(unsafe { Notified::<S>::from_raw(node) });
+        // SAFETY: pointers in the chain came from `Runnable::into_raw`.
+        drop(unsafe { Runnable::<S>::from_raw(node) });
     }
 }
 

@@ -7,17 +7,17 @@ use super::inject::Inject;
 use super::queue;
 use crate::loom::sync::{Arc, Mutex};
 use crate::loom::{lock, thread};
-use crate::task::{new_task, Id, Notified, OwnedTasks, Schedule, Task};
+use crate::task::{new_task, Id, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 
 struct Sched {
     owned: OwnedTasks<Arc<Sched>>,
 }
 
 impl Schedule for Arc<Sched> {
-    fn schedule(&self, _task: Notified<Self>) {
+    fn schedule(&self, _task: Runnable<Self>) {
         unreachable!("tasks in this model are never woken");
     }
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
         self.owned.remove(task)
     }
     fn bind(&self, task: Task<Self>) -> bool {
@@ -25,7 +25,7 @@ impl Schedule for Arc<Sched> {
     }
 }
 
-fn make(sched: &Arc<Sched>) -> (Notified<Arc<Sched>>, Id) {
+fn make(sched: &Arc<Sched>) -> (Runnable<Arc<Sched>>, Id) {
     let id = Id::next();
     let (notified, join) = new_task(async {}, sched.clone(), id);
     drop(join);

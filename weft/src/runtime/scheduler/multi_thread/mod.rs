@@ -5,12 +5,15 @@
 //! * `inject` — the global FIFO for work from outside the workers.
 //! * `idle` — searching/sleeping accounting that wakes at most the workers needed.
 //!
-//! Spawning from a worker binds the task to that worker's shard of the owned-task list and
-//! pushes it on the worker's own queue: no shared lock, no shared counter, one uncontended
+//! Spawning from a worker pushes the task on the worker's own queue: no lock at all. The only
+//! shared write is the increment of the scheduler handle's `Arc` count (each task holds a
+//! clone of `Arc<Handle>`; the handle is 128-byte aligned so that count has its own cache
+//! line). The task joins the owned-task list lazily, the first time it goes idle, in the
+//! *poller's* shard (`Schedule::bind`): a task that completes in its first poll never takes a
 //! shard lock. Spawning from outside (`block_on`, other threads) pushes to the injection queue
 //! and wakes one sleeping worker if nobody is searching.
 //!
-//! Architecture Invariant: a task's `Notified` is in at most one place — a LIFO slot, a
+//! Architecture Invariant: a task's `Runnable` is in at most one place — a LIFO slot, a
 //! local queue, the injection queue, or the hands of the thread about to run it.
 
 mod idle;
@@ -26,10 +29,11 @@ use std::future::Future;
 use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
 use crate::loom::sync::{Arc, Mutex};
+use crate::runtime::blocking::BlockingPool;
 use crate::runtime::driver;
 use crate::runtime::park::{Parker, SharedDriver, Unparker};
 use crate::runtime::Config;
-use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
+use crate::task::{Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 
 use worker::Kind;
 pub(crate) use worker::{Context, Core};
@@ -40,6 +44,7 @@ pub(crate) use worker::{Context, Core};
 #[repr(align(128))]
 pub(crate) struct Handle {
     pub(crate) driver: driver::Handle,
+    pub(crate) blocking: BlockingPool,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
     pub(crate) config: Config,
     shared: Shared,
@@ -69,6 +74,7 @@ pub(crate) fn create(
     num_workers: usize,
     driver: driver::Driver,
     driver_handle: driver::Handle,
+    blocking: BlockingPool,
     config: Config,
 ) -> (Arc<Handle>, Vec<Box<Core>>) {
     let shared_driver = Arc::new(SharedDriver::new(driver));
@@ -82,6 +88,7 @@ pub(crate) fn create(
     }
     let handle = Arc::new(Handle {
         driver: driver_handle,
+        blocking,
         // One shard per worker plus one for spawns from outside the workers.
         owned: OwnedTasks::new(num_workers + 1),
         config,
@@ -122,7 +129,7 @@ impl Handle {
         join
     }
 
-    fn push_remote(&self, task: Notified<Arc<Handle>>) {
+    fn push_remote(&self, task: Runnable<Arc<Handle>>) {
         self.shared.inject.push(task);
         self.notify_parked();
     }
@@ -149,7 +156,7 @@ impl Handle {
             || (shared.idle.num_searching() == 0 && shared.remotes.iter().any(|r| r.steal.len() > 1))
     }
 
-    fn schedule_task(me: &Arc<Self>, task: Notified<Arc<Handle>>, kind: Kind) {
+    fn schedule_task(me: &Arc<Self>, task: Runnable<Arc<Handle>>, kind: Kind) {
         crate::runtime::context::with_scheduler(|cx| {
             if let Some(crate::runtime::scheduler::Context::MultiThread(cx)) = cx {
                 if Arc::ptr_eq(&cx.handle, me) {
@@ -184,7 +191,7 @@ impl Handle {
             std::mem::take(&mut *returned)
         };
         // Queued tasks: bound ones were cancelled through the owned list already (their
-        // Notified just goes away); never-polled ones are cancelled here.
+        // Runnable just goes away); never-polled ones are cancelled here.
         for core in cores.iter_mut() {
             core.drain();
         }
@@ -200,15 +207,15 @@ impl Handle {
 }
 
 impl Schedule for Arc<Handle> {
-    fn schedule(&self, task: Notified<Self>) {
+    fn schedule(&self, task: Runnable<Self>) {
         Handle::schedule_task(self, task, Kind::Wake);
     }
 
-    fn yield_now(&self, task: Notified<Self>) {
+    fn yield_now(&self, task: Runnable<Self>) {
         Handle::schedule_task(self, task, Kind::Yield);
     }
 
-    fn release(&self, task: &Task<Self>) -> Option<Task<Self>> {
+    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
         self.owned.remove(task)
     }
 

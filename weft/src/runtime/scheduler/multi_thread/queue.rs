@@ -24,7 +24,7 @@ use super::inject::Inject;
 use crate::loom::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use crate::loom::sync::Arc;
 use crate::loom::UnsafeCell;
-use crate::task::Notified;
+use crate::task::Runnable;
 
 #[cfg(not(loom))]
 pub(crate) const CAPACITY: usize = 256;
@@ -43,13 +43,14 @@ pub(crate) struct Steal<S: 'static>(Arc<Inner<S>>);
 struct Inner<S: 'static> {
     head: AtomicU64,
     tail: AtomicU32,
-    buffer: Box<[UnsafeCell<MaybeUninit<Notified<S>>>]>,
+    buffer: Box<[UnsafeCell<MaybeUninit<Runnable<S>>>]>,
 }
 
 // SAFETY: slots are handed between threads through the head/tail protocol above; each slot is
 // accessed by one thread at a time.
 unsafe impl<S> Send for Inner<S> {}
-// SAFETY: as above.
+// SAFETY: sharing `Inner` between the owner and thieves is the point; the head/tail protocol gives
+// each slot one accessor at a time, and only `Runnable`s (which are `Send`) move through it.
 unsafe impl<S> Sync for Inner<S> {}
 
 fn pack(steal: u32, real: u32) -> u64 {
@@ -69,15 +70,16 @@ pub(crate) fn local<S: 'static>() -> (Steal<S>, Local<S>) {
 impl<S: 'static> Inner<S> {
     /// # Safety
     /// The caller has exclusive access to slot `idx` (see the module protocol).
-    unsafe fn write(&self, idx: u32, task: Notified<S>) {
-        // SAFETY: caller contract.
+    unsafe fn write(&self, idx: u32, task: Runnable<S>) {
+        // SAFETY: `write`'s `# Safety`: the caller has exclusive access to this slot.
         self.buffer[idx as usize & MASK].with_mut(|p| unsafe { (*p).write(task) });
     }
 
     /// # Safety
     /// The caller has exclusive access to slot `idx`, which holds a task it now takes.
-    unsafe fn read(&self, idx: u32) -> Notified<S> {
-        // SAFETY: caller contract.
+    unsafe fn read(&self, idx: u32) -> Runnable<S> {
+        // SAFETY: `read`'s `# Safety`: the caller has exclusive access to this slot, which holds an
+        // initialised task.
         self.buffer[idx as usize & MASK].with(|p| unsafe { (*p).assume_init_read() })
     }
 
@@ -97,8 +99,10 @@ impl<S: 'static> Local<S> {
         self.len() > 0
     }
 
-    /// Free slots (ignoring an in-progress steal, which only makes this an overestimate by
-    /// the stolen count; `push_back` re-checks).
+    /// Free slots. Slots claimed by an in-progress steal still count as occupied (measured
+    /// from the steal head, not the real head), so this is an underestimate by at most the
+    /// stolen count: pushing this many never overflows. `push_back_or_overflow` re-checks
+    /// anyway.
     pub(crate) fn remaining_slots(&self) -> usize {
         let (steal, _) = unpack(self.inner.head.load(Acquire));
         let tail = self.inner.tail.load(Relaxed);
@@ -106,7 +110,7 @@ impl<S: 'static> Local<S> {
     }
 
     /// Pushes at the tail; on overflow moves half the queue to `inject`.
-    pub(crate) fn push_back_or_overflow(&mut self, mut task: Notified<S>, inject: &Inject<S>) {
+    pub(crate) fn push_back_or_overflow(&mut self, mut task: Runnable<S>, inject: &Inject<S>) {
         let tail = loop {
             let (steal, real) = unpack(self.inner.head.load(Acquire));
             // Only we write `tail`.
@@ -131,11 +135,11 @@ impl<S: 'static> Local<S> {
 
     fn push_overflow(
         &mut self,
-        task: Notified<S>,
+        task: Runnable<S>,
         head: u32,
         tail: u32,
         inject: &Inject<S>,
-    ) -> Result<(), Notified<S>> {
+    ) -> Result<(), Runnable<S>> {
         const TAKEN: u32 = (CAPACITY / 2) as u32;
         assert_eq!(tail.wrapping_sub(head) as usize, CAPACITY, "queue is not full");
         let prev = pack(head, head);
@@ -152,7 +156,7 @@ impl<S: 'static> Local<S> {
         Ok(())
     }
 
-    pub(crate) fn pop(&mut self) -> Option<Notified<S>> {
+    pub(crate) fn pop(&mut self) -> Option<Runnable<S>> {
         let mut head = self.inner.head.load(Acquire);
         let idx = loop {
             let (steal, real) = unpack(head);
@@ -179,7 +183,7 @@ impl<S: 'static> Steal<S> {
 
     /// Steals half of this queue into `dst` (the caller's own queue) and returns one task to
     /// run at once.
-    pub(crate) fn steal_into(&self, dst: &mut Local<S>) -> Option<Notified<S>> {
+    pub(crate) fn steal_into(&self, dst: &mut Local<S>) -> Option<Runnable<S>> {
         let dst_tail = dst.inner.tail.load(Relaxed);
         let (dst_steal, _) = unpack(dst.inner.head.load(Acquire));
         if dst_tail.wrapping_sub(dst_steal) as usize > CAPACITY / 2 {
@@ -242,12 +246,6 @@ impl<S: 'static> Steal<S> {
                 }
             }
         }
-    }
-}
-
-impl<S: 'static> Clone for Steal<S> {
-    fn clone(&self) -> Steal<S> {
-        Steal(self.0.clone())
     }
 }
 

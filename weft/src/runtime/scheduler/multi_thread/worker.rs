@@ -23,17 +23,15 @@ use super::queue::{self, Local};
 use super::Handle;
 use crate::loom::sync::Arc;
 use crate::runtime::park::Parker;
-use crate::task::{Id, JoinHandle, Notified};
+use crate::task::{Id, JoinHandle, Runnable};
 
 /// Consecutive LIFO-slot polls before the slot's task is sent to the back of the queue.
 const MAX_LIFO_POLLS: u32 = 3;
 
-pub(crate) type Task = Notified<Arc<Handle>>;
-
 /// What a worker thread needs to run tasks. Exactly one thread holds it at a time.
 pub(crate) struct Core {
     tick: u32,
-    lifo_slot: Option<Task>,
+    lifo_slot: Option<Runnable<Arc<Handle>>>,
     pub(super) run_queue: Local<Arc<Handle>>,
     is_searching: bool,
     is_shutdown: bool,
@@ -69,11 +67,11 @@ impl Core {
         !self.is_searching && self.lifo_slot.is_some() as usize + self.run_queue.len() > 1
     }
 
-    fn next_local_task(&mut self) -> Option<Task> {
+    fn next_local_task(&mut self) -> Option<Runnable<Arc<Handle>>> {
         self.lifo_slot.take().or_else(|| self.run_queue.pop())
     }
 
-    /// Cancels every queued task (shutdown; see `Notified::shutdown`).
+    /// Cancels every queued task (shutdown; see `Runnable::shutdown`).
     pub(super) fn drain(&mut self) {
         if let Some(task) = self.lifo_slot.take() {
             task.shutdown();
@@ -132,7 +130,7 @@ impl Context {
         core
     }
 
-    fn next_task(&self, core: &mut Core, gqi: u32) -> Option<Task> {
+    fn next_task(&self, core: &mut Core, gqi: u32) -> Option<Runnable<Arc<Handle>>> {
         let inject = &self.shared().inject;
         if core.tick.is_multiple_of(gqi) {
             if let Some(task) = inject.pop() {
@@ -158,7 +156,7 @@ impl Context {
         first
     }
 
-    fn steal_work(&self, core: &mut Core) -> Option<Task> {
+    fn steal_work(&self, core: &mut Core) -> Option<Runnable<Arc<Handle>>> {
         if !core.is_searching {
             core.is_searching = self.shared().idle.transition_worker_to_searching();
         }
@@ -180,7 +178,7 @@ impl Context {
         self.shared().inject.pop()
     }
 
-    fn run_task(&self, task: Task, mut core: Box<Core>) -> Box<Core> {
+    fn run_task(&self, task: Runnable<Arc<Handle>>, mut core: Box<Core>) -> Box<Core> {
         if core.is_searching {
             core.is_searching = false;
             if self.shared().idle.transition_worker_from_searching() {
@@ -289,7 +287,7 @@ impl Context {
     }
 
     /// Queues a task on this worker if its core is here, else remotely.
-    pub(super) fn schedule(&self, task: Task, kind: Kind) {
+    pub(super) fn schedule(&self, task: Runnable<Arc<Handle>>, kind: Kind) {
         let mut slot = self.core.borrow_mut();
         let Some(core) = slot.as_mut() else {
             drop(slot);

@@ -1,0 +1,15 @@
+//! The executor behind `weft::sync`'s `blocking_*` methods (`Mutex::blocking_lock`,
+//! `mpsc::Receiver::blocking_recv`, …): a guard against calling them on a runtime thread, then
+//! the runtime's one block-on loop. Kept apart from `sync/mod.rs`, which is the design essay.
+
+/// Runs `fut` to completion on the calling thread (for the `blocking_*` methods), in the
+/// runtime's one block-on loop (`runtime::park::block_on`).
+#[track_caller]
+pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {
+    assert!(
+        !crate::runtime::context::is_entered(),
+        "a `blocking_*` method of weft::sync was called from inside a runtime; this would \
+         block the thread that drives other tasks. Use the async method instead."
+    );
+    crate::runtime::park::block_on(fut)
+}
