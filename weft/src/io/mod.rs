@@ -10,6 +10,8 @@
 
 mod ready;
 mod stdio;
+#[cfg(unix)]
+pub mod unix;
 
 pub use ready::{Interest, Ready};
 pub use stdio::{stderr, stdin, stdout, Stderr, Stdin, Stdout};
