@@ -28,6 +28,7 @@ pub mod fs;
 pub mod io;
 pub(crate) mod loom;
 pub mod net;
+pub mod process;
 pub mod runtime;
 pub mod signal;
 pub mod sync;
