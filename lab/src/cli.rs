@@ -54,6 +54,9 @@ enum Command {
     Sample(SampleArgs),
     /// hyper HTTP/1.1 hello server per runtime (child process) under a fixed load generator.
     HttpHello(HttpHelloArgs),
+    /// weft::fs vs tokio::fs: BufReader lines, whole-file reads, directory walk.
+    #[command(name = "fs-bench")]
+    FsBench(crate::fs_bench::FsBenchArgs),
     #[command(name = "__http_server", hide = true)]
     HttpServer(HttpServerArgs),
     /// TR115's multi-agent LLM study on every runtime (embedded Ollama simulator by default).
@@ -235,6 +238,7 @@ pub fn main() -> ExitCode {
         Some(Command::TcpEcho(args)) => tcp_echo_command(args),
         Some(Command::Sample(args)) => sample_command(args),
         Some(Command::HttpHello(args)) => http_hello_command(args),
+        Some(Command::FsBench(args)) => crate::fs_bench::run(args),
         Some(Command::HttpServer(args)) => {
             let runtime =
                 RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));

@@ -29,6 +29,7 @@ pub mod agents;
 pub mod baseline;
 pub mod cli;
 pub mod echo_latency;
+pub mod fs_bench;
 pub mod http_hello;
 pub mod lateness;
 pub mod measure;

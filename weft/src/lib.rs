@@ -24,9 +24,11 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod compat;
+pub mod fs;
 pub mod io;
 pub(crate) mod loom;
 pub mod net;
+pub mod process;
 pub mod runtime;
 pub mod signal;
 pub mod sync;

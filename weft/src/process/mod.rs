@@ -1,0 +1,176 @@
+//! Child processes, tokio's `process` API: `Command` builds, `Child` runs, and its pipes are
+//! async I/O.
+//!
+//! # Shape
+//! `Command` wraps `std::process::Command` (so every std option is there, and spawning is
+//! std's well-tested fork/exec); `spawn` is synchronous, as in tokio. The parent's pipe ends
+//! are made non-blocking and registered with the I/O driver (`pipes.rs`); waiting uses a
+//! pidfd on the I/O driver, or a blocking-pool `waitid(WNOWAIT)` where pidfds are missing
+//! (`child.rs`). A spawn error (program not found, permission) is the `io::Error` std
+//! reports, never a panic.
+//!
+//! # Invariants
+//! - A child's exit status is collected exactly once, by `try_wait` (std's `waitpid` on
+//!   that pid only — never `waitpid(-1)`, which would steal other code's children).
+//! - No zombie outlives its `Child`: a child dropped while running is killed first if
+//!   `kill_on_drop(true)`, and is reaped by a detached "weft-reaper" thread when it exits.
+//!
+//! # Rejected alternative
+//! A SIGCHLD handler plus an orphan queue (tokio): it makes weft own a process-wide signal
+//! disposition that embedding programs may rely on, and still needs a fallback poll. pidfds
+//! make exits ordinary readiness events; the reaper thread costs one sleeping thread per
+//! orphan that is still running, which only programs that drop running children pay.
+
+mod child;
+mod pipes;
+
+pub use child::Child;
+pub use pipes::{ChildStderr, ChildStdin, ChildStdout};
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::Path;
+use std::process::{ExitStatus, Output, Stdio};
+
+/// A process builder (tokio's `Command`): the same methods as `std::process::Command`, with
+/// async `status` and `output`.
+#[derive(Debug)]
+pub struct Command {
+    std: std::process::Command,
+    kill_on_drop: bool,
+}
+
+impl Command {
+    /// A command to run `program` (looked up in `PATH` if it has no `/`).
+    pub fn new(program: impl AsRef<OsStr>) -> Command {
+        Command { std: std::process::Command::new(program), kill_on_drop: false }
+    }
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Command {
+        self.std.arg(arg);
+        self
+    }
+    pub fn args<I, S>(&mut self, args: I) -> &mut Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.std.args(args);
+        self
+    }
+    pub fn env(&mut self, key: impl AsRef<OsStr>, val: impl AsRef<OsStr>) -> &mut Command {
+        self.std.env(key, val);
+        self
+    }
+    pub fn envs<I, K, V>(&mut self, vars: I) -> &mut Command
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        self.std.envs(vars);
+        self
+    }
+    pub fn env_remove(&mut self, key: impl AsRef<OsStr>) -> &mut Command {
+        self.std.env_remove(key);
+        self
+    }
+    pub fn env_clear(&mut self) -> &mut Command {
+        self.std.env_clear();
+        self
+    }
+    pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Command {
+        self.std.current_dir(dir);
+        self
+    }
+    pub fn stdin(&mut self, cfg: impl Into<Stdio>) -> &mut Command {
+        self.std.stdin(cfg);
+        self
+    }
+    pub fn stdout(&mut self, cfg: impl Into<Stdio>) -> &mut Command {
+        self.std.stdout(cfg);
+        self
+    }
+    pub fn stderr(&mut self, cfg: impl Into<Stdio>) -> &mut Command {
+        self.std.stderr(cfg);
+        self
+    }
+    /// Kill the child (SIGKILL) if its `Child` is dropped before it exits.
+    pub fn kill_on_drop(&mut self, kill_on_drop: bool) -> &mut Command {
+        self.kill_on_drop = kill_on_drop;
+        self
+    }
+    pub fn get_kill_on_drop(&self) -> bool {
+        self.kill_on_drop
+    }
+    #[cfg(unix)]
+    pub fn uid(&mut self, id: u32) -> &mut Command {
+        std::os::unix::process::CommandExt::uid(&mut self.std, id);
+        self
+    }
+    #[cfg(unix)]
+    pub fn gid(&mut self, id: u32) -> &mut Command {
+        std::os::unix::process::CommandExt::gid(&mut self.std, id);
+        self
+    }
+    #[cfg(unix)]
+    pub fn arg0(&mut self, arg: impl AsRef<OsStr>) -> &mut Command {
+        std::os::unix::process::CommandExt::arg0(&mut self.std, arg);
+        self
+    }
+    #[cfg(unix)]
+    pub fn process_group(&mut self, pgroup: i32) -> &mut Command {
+        std::os::unix::process::CommandExt::process_group(&mut self.std, pgroup);
+        self
+    }
+    /// Runs `f` in the child after `fork` and before `exec`.
+    ///
+    /// # Safety
+    /// `f` runs in a forked copy of a multi-threaded process: it may only make
+    /// async-signal-safe calls (no allocation, no locks), exactly as for std's `pre_exec`.
+    #[cfg(unix)]
+    pub unsafe fn pre_exec<F>(&mut self, f: F) -> &mut Command
+    where
+        F: FnMut() -> io::Result<()> + Send + Sync + 'static,
+    {
+        // SAFETY: the caller upholds std's `pre_exec` contract, restated in `# Safety` above.
+        unsafe { std::os::unix::process::CommandExt::pre_exec(&mut self.std, f) };
+        self
+    }
+    pub fn as_std(&self) -> &std::process::Command {
+        &self.std
+    }
+    pub fn as_std_mut(&mut self) -> &mut std::process::Command {
+        &mut self.std
+    }
+    pub fn into_std(self) -> std::process::Command {
+        self.std
+    }
+
+    /// Starts the child. Must be called inside a runtime with I/O enabled (its pipes and
+    /// pidfd are registered with the driver).
+    pub fn spawn(&mut self) -> io::Result<Child> {
+        let child = self.std.spawn()?;
+        Child::new(child, self.kill_on_drop)
+    }
+
+    /// Runs the child to completion (stdio inherited unless configured) and returns its
+    /// exit status.
+    pub async fn status(&mut self) -> io::Result<ExitStatus> {
+        let mut child = self.spawn()?;
+        drop(child.stdin.take());
+        child.wait().await
+    }
+
+    /// Runs the child with stdout and stderr piped (stdin null unless configured) and
+    /// collects everything it writes.
+    pub async fn output(&mut self) -> io::Result<Output> {
+        self.std.stdout(Stdio::piped()).stderr(Stdio::piped());
+        self.spawn()?.wait_with_output().await
+    }
+}
+
+impl From<std::process::Command> for Command {
+    fn from(std: std::process::Command) -> Command {
+        Command { std, kill_on_drop: false }
+    }
+}
