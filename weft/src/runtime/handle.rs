@@ -89,6 +89,11 @@ impl Handle {
         }
     }
 
+    /// The runtime's metrics (tokio's `Handle::metrics`; every metric stable in weft).
+    pub fn metrics(&self) -> super::RuntimeMetrics {
+        super::RuntimeMetrics::new(self.inner.clone())
+    }
+
     /// Number of worker threads (1 for the current-thread flavor).
     pub fn num_workers(&self) -> usize {
         self.inner.num_workers()

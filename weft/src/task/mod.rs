@@ -96,6 +96,10 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     /// given reference). False if the list is closed; the caller then cancels the task.
     fn bind(&self, task: Task<Self>) -> bool;
 
+    /// The task reached its end (completed, panicked or cancelled); called once per task,
+    /// for the runtime metrics' live-task count.
+    fn task_terminated(&self) {}
+
     /// Whether panics in this scheduler's tasks skip the process panic hook.
     fn silence_panics(&self) -> bool {
         false

@@ -130,6 +130,27 @@ impl Handle {
         }
     }
 
+    pub(crate) fn metrics(&self) -> &crate::runtime::metrics::SchedulerMetrics {
+        match self {
+            Handle::CurrentThread(h) => &h.metrics,
+            Handle::MultiThread(h) => &h.metrics,
+        }
+    }
+
+    pub(crate) fn global_queue_depth(&self) -> usize {
+        match self {
+            Handle::CurrentThread(h) => h.global_queue_depth(),
+            Handle::MultiThread(h) => h.global_queue_depth(),
+        }
+    }
+
+    pub(crate) fn worker_local_queue_depth(&self, worker: usize) -> usize {
+        match self {
+            Handle::CurrentThread(h) => h.local_queue_depth(),
+            Handle::MultiThread(h) => h.worker_local_queue_depth(worker),
+        }
+    }
+
     pub(crate) fn num_workers(&self) -> usize {
         match self {
             Handle::CurrentThread(_) => 1,

@@ -27,6 +27,7 @@ use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
 use crate::loom::sync::{Arc, Mutex};
 use crate::runtime::driver;
+use crate::runtime::metrics::SchedulerMetrics;
 use crate::runtime::park::{Parker, SharedDriver, Unparker};
 use crate::runtime::Config;
 use crate::task::{Id, JoinHandle, Notified, OwnedTasks, Schedule, Task};
@@ -42,6 +43,7 @@ pub(crate) struct Handle {
     pub(crate) driver: driver::Handle,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
     pub(crate) config: Config,
+    pub(crate) metrics: SchedulerMetrics,
     shared: Shared,
 }
 
@@ -78,12 +80,14 @@ pub(crate) fn create(
         let (steal, local) = queue::local();
         let park = Parker::new(shared_driver.clone());
         remotes.push(Remote { steal, unpark: park.unparker() });
-        cores.push(Core::new(local, park, 0x9E37_79B9u32.wrapping_mul(i as u32 + 1)));
+        let seed = 0x9E37_79B9u32.wrapping_mul(i as u32 + 1);
+        cores.push(Core::new(local, park, seed, config.metrics.poll_time_histogram));
     }
     let handle = Arc::new(Handle {
         driver: driver_handle,
         // One shard per worker plus one for spawns from outside the workers.
         owned: OwnedTasks::new(num_workers + 1),
+        metrics: SchedulerMetrics::new(num_workers, config.metrics),
         config,
         shared: Shared {
             remotes: remotes.into_boxed_slice(),
@@ -118,13 +122,23 @@ impl Handle {
         F::Output: Send + 'static,
     {
         let (notified, join) = crate::task::new_task(future, me.clone(), id);
+        me.metrics.inc_remote_spawned();
         me.push_remote(notified);
         join
     }
 
     fn push_remote(&self, task: Notified<Arc<Handle>>) {
+        self.metrics.inc_remote_schedule();
         self.shared.inject.push(task);
         self.notify_parked();
+    }
+
+    pub(crate) fn global_queue_depth(&self) -> usize {
+        self.shared.inject.len()
+    }
+
+    pub(crate) fn worker_local_queue_depth(&self, worker: usize) -> usize {
+        self.shared.remotes[worker].steal.len()
     }
 
     /// Wakes one sleeping worker if work is available and nobody is searching for it.
@@ -223,5 +237,17 @@ impl Schedule for Arc<Handle> {
 
     fn silence_panics(&self) -> bool {
         self.config.silence_task_panics
+    }
+
+    fn task_terminated(&self) {
+        let counted = crate::runtime::context::with_scheduler(|cx| match cx {
+            Some(crate::runtime::scheduler::Context::MultiThread(cx)) if Arc::ptr_eq(&cx.handle, self) => {
+                cx.count_terminated()
+            }
+            _ => false,
+        });
+        if !counted {
+            self.metrics.inc_remote_terminated();
+        }
     }
 }
