@@ -26,6 +26,7 @@
 pub mod compat;
 pub mod io;
 pub(crate) mod loom;
+pub mod metrics;
 pub mod net;
 pub mod runtime;
 pub mod signal;

@@ -65,16 +65,19 @@ pub(crate) fn bucket_range(i: usize) -> std::ops::Range<Duration> {
 /// Counts owned by one thread (a worker's batch): plain integers, no synchronisation.
 pub(crate) struct HistogramBatch {
     counts: Box<[u64; NUM_BUCKETS]>,
+    /// Sum of the recorded values, in ns (exported as the histogram's `_sum`).
+    sum: u64,
 }
 
 impl HistogramBatch {
     pub(crate) fn new() -> HistogramBatch {
-        HistogramBatch { counts: Box::new([0; NUM_BUCKETS]) }
+        HistogramBatch { counts: Box::new([0; NUM_BUCKETS]), sum: 0 }
     }
 
     #[inline]
     pub(crate) fn record(&mut self, nanos: u64) {
         self.counts[bucket_of(nanos)] += 1;
+        self.sum = self.sum.wrapping_add(nanos);
     }
 
     /// Copies the counts to `to` (this batch is its only writer).
@@ -82,17 +85,19 @@ impl HistogramBatch {
         for (dst, &src) in to.counts.iter().zip(self.counts.iter()) {
             dst.store(src, Relaxed);
         }
+        to.sum.store(self.sum, Relaxed);
     }
 }
 
 /// Published counts, readable from any thread; each is a cumulative total.
 pub(crate) struct AtomicHistogram {
     counts: Box<[AtomicU64]>,
+    sum: AtomicU64,
 }
 
 impl AtomicHistogram {
     pub(crate) fn new() -> AtomicHistogram {
-        AtomicHistogram { counts: (0..NUM_BUCKETS).map(|_| AtomicU64::new(0)).collect() }
+        AtomicHistogram { counts: (0..NUM_BUCKETS).map(|_| AtomicU64::new(0)).collect(), sum: AtomicU64::new(0) }
     }
 
     pub(crate) fn get(&self, bucket: usize) -> u64 {
@@ -103,6 +108,12 @@ impl AtomicHistogram {
     /// blocking pool's queue latency, where a relaxed add per slow operation costs nothing).
     pub(crate) fn record_shared(&self, nanos: u64) {
         self.counts[bucket_of(nanos)].fetch_add(1, Relaxed);
+        self.sum.fetch_add(nanos, Relaxed);
+    }
+
+    /// Sum of all samples, in ns.
+    pub(crate) fn sum(&self) -> u64 {
+        self.sum.load(Relaxed)
     }
 }
 

@@ -166,6 +166,17 @@ impl RuntimeMetrics {
         self.w(worker).poll_histogram.as_ref().map_or(0, |h| h.get(bucket))
     }
 
+    /// weft only: the sum of the durations in worker `worker`'s poll-time histogram (zero
+    /// when it is disabled); with the bucket counts it gives the exported histogram's `_sum`.
+    pub fn poll_time_histogram_sum(&self, worker: usize) -> Duration {
+        Duration::from_nanos(self.w(worker).poll_histogram.as_ref().map_or(0, |h| h.sum()))
+    }
+
+    /// weft only: the sum of all blocking-pool queue latencies recorded.
+    pub fn blocking_queue_latency_histogram_sum(&self) -> Duration {
+        Duration::from_nanos(self.m().blocking_queue_latency.as_ref().map_or(0, |h| h.sum()))
+    }
+
     /// Threads in the blocking pool (busy and idle).
     pub fn num_blocking_threads(&self) -> usize {
         self.handle.driver().blocking.metrics_snapshot().0
