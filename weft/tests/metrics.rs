@@ -340,3 +340,9 @@ fn worker_index_out_of_range_panics_with_a_clear_message() {
     let msg = err.downcast_ref::<String>().unwrap();
     assert!(msg.contains("worker index 1 out of range"), "{msg}");
 }
+
+#[test]
+fn runtime_metrics_is_send_sync_clone() {
+    fn check<T: Send + Sync + Clone + std::fmt::Debug + 'static>() {}
+    check::<weft::runtime::RuntimeMetrics>();
+}
