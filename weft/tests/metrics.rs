@@ -346,3 +346,48 @@ fn runtime_metrics_is_send_sync_clone() {
     fn check<T: Send + Sync + Clone + std::fmt::Debug + 'static>() {}
     check::<weft::runtime::RuntimeMetrics>();
 }
+
+#[test]
+fn dump_tasks_lists_idle_tasks_with_their_spawn_location() {
+    for (name, rt) in flavors() {
+        let (tx, rx) = weft::sync::watch::channel(false);
+        let started = Arc::new(AtomicUsize::new(0));
+        let waiter = |mut rx: weft::sync::watch::Receiver<bool>, started: Arc<AtomicUsize>| async move {
+            started.fetch_add(1, SeqCst);
+            while !*rx.borrow_and_update() {
+                rx.changed().await.unwrap();
+            }
+        };
+        let outside_line = line!() + 1;
+        let a = rt.spawn(waiter(rx.clone(), started.clone()));
+        let (inside_line, b) = rt.block_on(async {
+            let line = line!() + 1;
+            let b = weft::spawn(waiter(rx.clone(), started.clone()));
+            while started.load(SeqCst) < 2 {
+                weft::task::yield_now().await;
+            }
+            (line, b)
+        });
+        // Both went idle waiting on the channel; wait until no poll is in progress.
+        eventually("both tasks idle", || {
+            let d = rt.handle().dump_tasks();
+            d.len() == 2 && d.iter().all(|t| t.state == weft::runtime::TaskState::Idle)
+        });
+        let dump = rt.handle().dump_tasks();
+        let mut lines: Vec<u32> = dump.iter().map(|t| t.spawn_location.line()).collect();
+        lines.sort();
+        assert_eq!(lines, vec![outside_line, inside_line], "{name}: {dump:?}");
+        assert!(dump.iter().all(|t| t.spawn_location.file().ends_with("metrics.rs")), "{name}: {dump:?}");
+        let mut ids: Vec<_> = dump.iter().map(|t| t.id).collect();
+        ids.sort();
+        let mut want = vec![a.id(), b.id()];
+        want.sort();
+        assert_eq!(ids, want, "{name}");
+        tx.send(true).unwrap();
+        rt.block_on(async {
+            a.await.unwrap();
+            b.await.unwrap();
+        });
+        eventually("completed tasks leave the dump", || rt.handle().dump_tasks().is_empty());
+    }
+}

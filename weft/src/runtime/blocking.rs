@@ -131,6 +131,7 @@ impl BlockingPool {
         }
     }
 
+    #[track_caller]
     pub(crate) fn spawn<F, R>(&self, f: F, handle: scheduler::Handle) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,

@@ -34,7 +34,7 @@ mod loom_park;
 
 pub use builder::Builder;
 pub use handle::{EnterGuard, Handle, TryCurrentError};
-pub use metrics::RuntimeMetrics;
+pub use metrics::{RuntimeMetrics, TaskInfo, TaskState};
 
 use std::fmt;
 use std::future::Future;

@@ -106,13 +106,15 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     }
 }
 
-/// Allocates a task and returns its two references.
+/// Allocates a task and returns its two references. The caller's location (through the
+/// `#[track_caller]` spawn functions) is recorded as the task's spawn location.
+#[track_caller]
 pub(crate) fn new_task<T, S>(future: T, scheduler: S, id: Id) -> (Notified<S>, JoinHandle<T::Output>)
 where
     T: Future + 'static,
     S: Schedule,
 {
-    let raw = raw::RawTask::new(future, scheduler, id);
+    let raw = raw::RawTask::new(future, scheduler, id, std::panic::Location::caller());
     // SAFETY: the cell starts with two references, one for each value returned.
     let notified = unsafe { Notified(Task::from_raw(raw.header_ptr())) };
     (notified, JoinHandle::new(raw))

@@ -32,12 +32,17 @@ pub(crate) struct RawTask {
 }
 
 impl RawTask {
-    pub(super) fn new<T, S>(future: T, scheduler: S, id: Id) -> RawTask
+    pub(super) fn new<T, S>(
+        future: T,
+        scheduler: S,
+        id: Id,
+        spawned_at: &'static std::panic::Location<'static>,
+    ) -> RawTask
     where
         T: Future + 'static,
         S: Schedule,
     {
-        let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>());
+        let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>(), spawned_at);
         let ptr = NonNull::from(Box::leak(cell)).cast::<Header>();
         RawTask { ptr }
     }

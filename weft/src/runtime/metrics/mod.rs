@@ -42,10 +42,12 @@
 //!   into an exponentially weighted mean) unless the poll-time histogram is enabled, in which
 //!   case the per-poll times are used.
 
+pub(crate) mod dump;
 pub(crate) mod histogram;
 mod runtime;
 pub(crate) mod worker;
 
+pub use dump::{TaskInfo, TaskState};
 pub use runtime::RuntimeMetrics;
 
 use std::time::Instant;

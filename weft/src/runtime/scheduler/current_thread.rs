@@ -94,6 +94,7 @@ pub(crate) fn create(driver: Driver, driver_handle: driver::Handle, config: Conf
 }
 
 impl Handle {
+    #[track_caller]
     pub(crate) fn spawn<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,

@@ -112,6 +112,7 @@ pub(crate) enum Context {
 }
 
 impl Handle {
+    #[track_caller]
     pub(crate) fn spawn<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -161,6 +162,7 @@ impl Handle {
 
 impl Context {
     /// Spawns from this scheduler's own thread (no cross-thread queue).
+    #[track_caller]
     pub(crate) fn spawn<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,

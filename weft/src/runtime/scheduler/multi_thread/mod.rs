@@ -116,6 +116,7 @@ impl Handle {
     }
 
     /// Spawns from a thread that is not one of this runtime's workers.
+    #[track_caller]
     pub(crate) fn spawn_remote<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,

@@ -316,6 +316,7 @@ impl Context {
     }
 
     /// Spawns from this worker: the task goes on this worker's own queue.
+    #[track_caller]
     pub(crate) fn spawn_local<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
