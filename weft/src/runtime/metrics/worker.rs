@@ -6,10 +6,50 @@
 //! at its maintenance tick (every `event_interval` ticks) and when it exits, so a reader is at
 //! most one maintenance interval behind a busy worker and exact for a parked or exited one.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use super::histogram::{AtomicHistogram, HistogramBatch};
 use crate::loom::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+thread_local! {
+    /// Terminations of tasks of the scheduler whose handle address is `.0`, counted on this
+    /// thread since the batch holding the core last folded them in. One TLS increment per
+    /// task end, cheaper than finding the worker's core through the scheduler context.
+    static TERMINATED: Cell<(usize, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// Counts a task end for the scheduler `owner` if this thread runs that scheduler's core;
+/// false otherwise (the caller then counts it in the shared atomic).
+#[inline]
+pub(crate) fn count_termination(owner: usize) -> bool {
+    TERMINATED
+        .try_with(|c| {
+            let (o, n) = c.get();
+            if o == owner {
+                c.set((o, n + 1));
+                true
+            } else {
+                false
+            }
+        })
+        .unwrap_or(false)
+}
+
+/// Takes this thread's count for `owner` (and keeps counting for it if `keep`).
+fn take_terminations(owner: usize, keep: bool) -> u64 {
+    TERMINATED
+        .try_with(|c| {
+            let (o, n) = c.get();
+            c.set(if keep { (owner, 0) } else { (0, 0) });
+            if o == owner {
+                n
+            } else {
+                0
+            }
+        })
+        .unwrap_or(0)
+}
 
 /// Weight of the newest batch in the exponentially weighted mean poll time.
 const EWMA_WEIGHT: f64 = 0.1;
@@ -72,6 +112,8 @@ pub(crate) struct MetricsBatch {
     overflow_count: u64,
     spawned_count: u64,
     terminated_count: u64,
+    /// The scheduler handle's address, keying this thread's `TERMINATED` count.
+    owner: usize,
     /// Forced yields are counted in a thread-local by the leaf futures (`coop`); the batch
     /// folds the thread's delta since `forced_yield_base` into `forced_yield_count` whenever
     /// it publishes (always on the thread that holds the core).
@@ -103,6 +145,7 @@ impl MetricsBatch {
             overflow_count: 0,
             spawned_count: 0,
             terminated_count: 0,
+            owner: 0,
             forced_yield_base: crate::task::coop::forced_yields_on_this_thread(),
             forced_yield_count: 0,
             busy_since: None,
@@ -117,7 +160,9 @@ impl MetricsBatch {
 
     /// A thread starts running the core (a worker thread once; a current-thread `block_on`
     /// each time it takes the core).
-    pub(crate) fn start(&mut self) {
+    pub(crate) fn start(&mut self, owner: usize) {
+        self.owner = owner;
+        self.terminated_count += take_terminations(owner, true);
         self.forced_yield_base = crate::task::coop::forced_yields_on_this_thread();
         self.busy_since = Some(Instant::now());
     }
@@ -149,11 +194,6 @@ impl MetricsBatch {
     #[inline]
     pub(crate) fn inc_spawned(&mut self) {
         self.spawned_count += 1;
-    }
-
-    #[inline]
-    pub(crate) fn inc_terminated(&mut self) {
-        self.terminated_count += 1;
     }
 
     #[inline]
@@ -219,6 +259,7 @@ impl MetricsBatch {
     /// Stores every total into `to` (relaxed: each value is independent, and this batch is
     /// the only writer).
     pub(crate) fn publish(&mut self, to: &WorkerMetrics) {
+        self.terminated_count += take_terminations(self.owner, true);
         let forced_now = crate::task::coop::forced_yields_on_this_thread();
         self.forced_yield_count += forced_now.wrapping_sub(self.forced_yield_base);
         self.forced_yield_base = forced_now;
@@ -240,9 +281,12 @@ impl MetricsBatch {
         }
     }
 
-    /// The worker exits: final publish.
+    /// The thread stops running the core (a worker exits; a current-thread `block_on`
+    /// hands the core back): final publish, and this thread stops counting for it.
     pub(crate) fn exit(&mut self, to: &WorkerMetrics) {
         self.close_busy_period(false);
         self.publish(to);
+        self.terminated_count += take_terminations(self.owner, false);
+        to.terminated_count.store(self.terminated_count, Relaxed);
     }
 }

@@ -101,16 +101,17 @@ impl Handle {
         F::Output: Send + 'static,
     {
         let (notified, join) = crate::task::new_task(future, me.clone(), id);
-        let local = context::with_scheduler(|cx| match cx {
+        // One context lookup both counts the spawn and queues the task.
+        let remote = context::with_scheduler(|cx| match cx {
             Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, me) => {
-                cx.count(|m| m.inc_spawned())
+                cx.spawn_local(notified).err()
             }
-            _ => false,
+            _ => Some(notified),
         });
-        if !local {
+        if let Some(task) = remote {
             me.metrics.inc_remote_spawned();
+            me.push_remote(task);
         }
-        me.schedule(notified);
         join
     }
 
@@ -196,7 +197,7 @@ impl Handle {
         this.woken.store(true, Release);
         let gqi = this.config.global_queue_interval;
         if let Some(core) = guard.core.as_mut() {
-            core.metrics.start();
+            core.metrics.start(Arc::as_ptr(this) as usize);
         }
         'outer: loop {
             let mut core = guard.core.take().expect("current-thread core missing");
@@ -285,17 +286,17 @@ impl Context {
         core
     }
 
-    /// Applies `f` to the core's metrics if the core is on this thread; false otherwise.
-    fn count(&self, f: impl FnOnce(&mut MetricsBatch)) -> bool {
-        match self.core.try_borrow_mut() {
-            Ok(mut slot) => match slot.as_mut() {
-                Some(core) => {
-                    f(&mut core.metrics);
-                    true
-                }
-                None => false,
-            },
-            Err(_) => false,
+    /// Queues a task spawned on this thread on the local queue (counting the spawn), or
+    /// gives it back if the core is not here.
+    fn spawn_local(&self, task: TaskRef) -> Result<(), TaskRef> {
+        match self.core.borrow_mut().as_mut() {
+            Some(core) => {
+                core.metrics.inc_spawned();
+                core.metrics.inc_local_schedule();
+                core.tasks.push_back(task);
+                Ok(())
+            }
+            None => Err(task),
         }
     }
 
@@ -374,13 +375,7 @@ impl Schedule for Arc<Handle> {
     }
 
     fn task_terminated(&self) {
-        let counted = context::with_scheduler(|cx| match cx {
-            Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, self) => {
-                cx.count(|m| m.inc_terminated())
-            }
-            _ => false,
-        });
-        if !counted {
+        if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
             self.metrics.inc_remote_terminated();
         }
     }

@@ -241,13 +241,7 @@ impl Schedule for Arc<Handle> {
     }
 
     fn task_terminated(&self) {
-        let counted = crate::runtime::context::with_scheduler(|cx| match cx {
-            Some(crate::runtime::scheduler::Context::MultiThread(cx)) if Arc::ptr_eq(&cx.handle, self) => {
-                cx.count_terminated()
-            }
-            _ => false,
-        });
-        if !counted {
+        if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
             self.metrics.inc_remote_terminated();
         }
     }

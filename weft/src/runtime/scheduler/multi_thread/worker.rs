@@ -113,7 +113,7 @@ impl Context {
     fn run(&self, mut core: Box<Core>) -> Box<Core> {
         let event_interval = self.handle.config.event_interval;
         let gqi = self.handle.config.global_queue_interval;
-        core.metrics.start();
+        core.metrics.start(Arc::as_ptr(&self.handle) as usize);
         while !core.is_shutdown {
             core.tick = core.tick.wrapping_add(1);
             if core.tick.is_multiple_of(event_interval) {
@@ -140,22 +140,6 @@ impl Context {
 
     fn worker_metrics(&self) -> &crate::runtime::metrics::worker::WorkerMetrics {
         &self.handle.metrics.workers[self.index]
-    }
-
-    /// Counts a task termination on this worker if its core is here (see
-    /// `Schedule::task_terminated`); false if the core is elsewhere (parked in the driver is
-    /// fine: the core is in the context then too).
-    pub(super) fn count_terminated(&self) -> bool {
-        match self.core.try_borrow_mut() {
-            Ok(mut slot) => match slot.as_mut() {
-                Some(core) => {
-                    core.metrics.inc_terminated();
-                    true
-                }
-                None => false,
-            },
-            Err(_) => false,
-        }
     }
 
     fn next_task(&self, core: &mut Core, gqi: u32) -> Option<Task> {
