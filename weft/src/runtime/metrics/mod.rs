@@ -11,6 +11,11 @@
 //!   that already cross threads under a lock or a syscall (a spawn from outside the runtime,
 //!   a socket registration, a timer registration): a relaxed `fetch_add` there is noise next
 //!   to the lock it sits beside.
+//! * **task ends** — counted for `num_alive_tasks` (= spawned − ended) through
+//!   `Schedule::task_terminated`, called once per task from `task/harness.rs`: a thread-local
+//!   counter keyed by the scheduler whose core the thread runs (`worker::count_termination`),
+//!   folded into the batch when it publishes; ends on any other thread (shutdown from the
+//!   dropping thread) go to a shared atomic.
 //! * **gauges** (queue depths, live tasks, blocking threads) — read from the live structures
 //!   at the moment `RuntimeMetrics` is asked, never cached.
 //!
@@ -24,6 +29,11 @@
 //!
 //! **Architecture Invariant:** no metric adds a shared atomic write to the per-poll or
 //! per-local-schedule path. Per-poll clock reads happen only with the poll-time histogram on.
+//!
+//! # Task identity
+//! Every task's header records its spawn location (`#[track_caller]` down the spawn path to
+//! `task::new_task`: one pointer per task, no clock read). `Handle::dump_tasks` walks the
+//! owned-task lists (`dump.rs`).
 //!
 //! # Histograms
 //! `histogram.rs`: log-linear buckets (4 per power of two from 128 ns to ~69 s). The
