@@ -121,14 +121,17 @@ pub(crate) struct MetricsBatch {
     forced_yield_count: u64,
     /// When the worker last became busy (unparked) or last published its busy time.
     busy_since: Option<Instant>,
-    /// Polls and their total time since the last publish (for the mean poll time).
-    batch_polls: u64,
+    /// `poll_count` when the current mean-poll-time batch began, and the batch's poll time.
+    polls_at_batch_start: u64,
     batch_poll_ns: u64,
     mean_poll_time_ns: f64,
-    /// Whether the last unpark has been followed by a poll (otherwise the wake was a no-op).
-    polled_since_unpark: bool,
+    /// `poll_count` at the last unpark (a wake with no poll before the next one is a no-op);
+    /// `u64::MAX` before the first.
+    polls_at_unpark: u64,
+    /// Per-poll timing on (the poll-time histogram is enabled).
+    timing: bool,
     poll_histogram: Option<HistogramBatch>,
-    poll_started: Option<Instant>,
+    poll_started: Instant,
 }
 
 impl MetricsBatch {
@@ -149,12 +152,13 @@ impl MetricsBatch {
             forced_yield_base: crate::task::coop::forced_yields_on_this_thread(),
             forced_yield_count: 0,
             busy_since: None,
-            batch_polls: 0,
+            polls_at_batch_start: 0,
             batch_poll_ns: 0,
             mean_poll_time_ns: 0.0,
-            polled_since_unpark: true,
+            polls_at_unpark: u64::MAX,
+            timing: poll_histogram,
             poll_histogram: poll_histogram.then(HistogramBatch::new),
-            poll_started: None,
+            poll_started: Instant::now(),
         }
     }
 
@@ -170,18 +174,18 @@ impl MetricsBatch {
     #[inline]
     pub(crate) fn start_poll(&mut self) {
         self.poll_count += 1;
-        self.batch_polls += 1;
-        self.polled_since_unpark = true;
-        if self.poll_histogram.is_some() {
-            self.poll_started = Some(Instant::now());
+        if self.timing {
+            self.poll_started = Instant::now();
         }
     }
 
     #[inline]
     pub(crate) fn end_poll(&mut self) {
-        if let (Some(start), Some(h)) = (self.poll_started.take(), self.poll_histogram.as_mut()) {
-            let ns = start.elapsed().as_nanos() as u64;
-            h.record(ns);
+        if self.timing {
+            let ns = self.poll_started.elapsed().as_nanos() as u64;
+            if let Some(h) = self.poll_histogram.as_mut() {
+                h.record(ns);
+            }
             self.batch_poll_ns += ns;
         }
     }
@@ -218,10 +222,10 @@ impl MetricsBatch {
     /// The worker woke up.
     pub(crate) fn unparked(&mut self) {
         self.park_unpark_count += 1;
-        if !self.polled_since_unpark {
+        if self.poll_count == self.polls_at_unpark {
             self.noop_count += 1;
         }
-        self.polled_since_unpark = false;
+        self.polls_at_unpark = self.poll_count;
         self.busy_since = Some(Instant::now());
     }
 
@@ -236,7 +240,7 @@ impl MetricsBatch {
             let now = Instant::now();
             let elapsed = now.duration_since(since).as_nanos() as u64;
             self.busy_ns += elapsed;
-            if self.poll_histogram.is_none() {
+            if !self.timing {
                 // Without per-poll timing the busy period is the best estimate of poll time.
                 self.batch_poll_ns += elapsed;
             }
@@ -244,15 +248,16 @@ impl MetricsBatch {
                 self.busy_since = Some(now);
             }
         }
-        if self.batch_polls > 0 {
-            let mean = self.batch_poll_ns as f64 / self.batch_polls as f64;
+        let batch_polls = self.poll_count - self.polls_at_batch_start;
+        if batch_polls > 0 {
+            let mean = self.batch_poll_ns as f64 / batch_polls as f64;
             self.mean_poll_time_ns = if self.mean_poll_time_ns == 0.0 {
                 mean
             } else {
                 self.mean_poll_time_ns + (mean - self.mean_poll_time_ns) * EWMA_WEIGHT
             };
         }
-        self.batch_polls = 0;
+        self.polls_at_batch_start = self.poll_count;
         self.batch_poll_ns = 0;
     }
 
