@@ -27,6 +27,7 @@ pub mod compat;
 pub mod fs;
 pub mod io;
 pub(crate) mod loom;
+pub mod metrics;
 pub mod net;
 pub mod process;
 pub mod runtime;

@@ -103,6 +103,8 @@ impl Schedule for BlockingSchedule {
 struct BlockingTask<F> {
     f: Option<F>,
     handle: scheduler::Handle,
+    /// When `spawn_blocking` queued it (for the queue-latency histogram, `runtime/metrics`).
+    queued_at: Instant,
 }
 
 impl<F> Unpin for BlockingTask<F> {}
@@ -111,6 +113,7 @@ impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
     type Output = R;
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<R> {
         let f = self.f.take().expect("a blocking task is polled once");
+        self.handle.metrics().record_blocking_queue_latency(self.queued_at);
         let _enter = context::enter(self.handle.clone());
         // Unconstrained: blocking code may drive leaf futures via `Handle::block_on`.
         let _budget = crate::task::coop::BudgetGuard::new(None);
@@ -131,12 +134,14 @@ impl BlockingPool {
         }
     }
 
+    #[track_caller]
     pub(crate) fn spawn<F, R>(&self, f: F, handle: scheduler::Handle) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let task = BlockingTask { f: Some(f), handle };
+        let queued_at = Instant::now();
+        let task = BlockingTask { f: Some(f), handle, queued_at };
         let (notified, join) = crate::task::new_task(task, BlockingSchedule, crate::task::Id::next());
         let mut state = lock(&self.inner.state);
         if state.shutdown {
@@ -165,6 +170,12 @@ impl BlockingPool {
         }
         // Otherwise all threads are busy: the task waits in the queue for the first free one.
         join
+    }
+
+    /// (threads, idle threads, queued closures) now, for the runtime metrics.
+    pub(crate) fn metrics_snapshot(&self) -> (usize, usize, usize) {
+        let state = lock(&self.inner.state);
+        (state.threads, state.idle, state.queue.len())
     }
 
     /// Closes the pool (steps in the module doc); waits for running closures up to `timeout`

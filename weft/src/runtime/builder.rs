@@ -31,6 +31,7 @@ pub struct Builder {
     silence_task_panics: bool,
     max_blocking_threads: usize,
     thread_keep_alive: std::time::Duration,
+    metrics: super::metrics::MetricsConfig,
 }
 
 /// Default ticks between checks of the injection queue (a prime, so it does not beat in step
@@ -65,6 +66,7 @@ impl Builder {
             silence_task_panics: false,
             max_blocking_threads: super::blocking::default_max_threads(),
             thread_keep_alive: super::blocking::DEFAULT_KEEP_ALIVE,
+            metrics: super::metrics::MetricsConfig::from_env(),
         }
     }
 
@@ -166,12 +168,29 @@ impl Builder {
         self
     }
 
+    /// Turns on the per-worker poll-time histogram (`RuntimeMetrics::poll_time_histogram_*`)
+    /// and exact per-poll mean poll times. Off by default, as in tokio: it reads the clock
+    /// twice per poll (the cost is in README.md, "Metrics"). The `WEFT_METRICS_POLL_TIME_HISTOGRAM=1`
+    /// environment variable turns it on for every runtime built afterwards.
+    pub fn enable_metrics_poll_time_histogram(&mut self) -> &mut Self {
+        self.metrics.poll_time_histogram = true;
+        self
+    }
+
+    /// weft only: turns the blocking-pool queue-latency histogram (submit → start of a
+    /// `spawn_blocking` closure) on or off. Default on (one clock read per blocking spawn).
+    pub fn metrics_blocking_queue_latency_histogram(&mut self, enable: bool) -> &mut Self {
+        self.metrics.blocking_queue_latency_histogram = enable;
+        self
+    }
+
     /// Builds the runtime, starting its worker threads.
     pub fn build(&mut self) -> io::Result<Runtime> {
         let config = Config {
             global_queue_interval: self.global_queue_interval.unwrap_or(DEFAULT_GLOBAL_QUEUE_INTERVAL),
             event_interval: self.event_interval,
             silence_task_panics: self.silence_task_panics,
+            metrics: self.metrics,
         };
         let blocking = super::blocking::BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive);
         let (driver, driver_handle) = Driver::new(self.enable_time, self.enable_io)?;

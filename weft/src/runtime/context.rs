@@ -45,17 +45,24 @@ where
     F::Output: Send + 'static,
 {
     let id = Id::next();
-    let res = CONTEXT.try_with(|c| {
-        if let Some(sched) = c.scheduler.get() {
-            // SAFETY: the pointer is set by a scheduler for the duration of its run loop on
-            // this thread (`SchedulerGuard`), and cleared before that context is dropped.
-            return Some(unsafe { &*sched }.spawn(future, id));
-        }
-        let handle = c.handle.borrow();
-        Some(handle.as_ref()?.spawn(future, id))
+    // The spawn itself happens outside the `try_with` closure, so that `#[track_caller]`
+    // carries the user's location down to `new_task` (closures do not forward it).
+    enum Target {
+        Scheduler(*const scheduler::Context),
+        Handle(scheduler::Handle),
+    }
+    let target = CONTEXT.try_with(|c| match c.scheduler.get() {
+        Some(sched) => Some(Target::Scheduler(sched)),
+        None => c.handle.borrow().clone().map(Target::Handle),
     });
-    match res {
-        Ok(Some(join)) => join,
+    match target {
+        Ok(Some(Target::Scheduler(sched))) => {
+            // SAFETY: the pointer is set by a scheduler for the duration of its run loop on
+            // this thread (`SchedulerGuard`) and cleared before that context is dropped; we
+            // are on this thread, inside that run loop (it is what called us).
+            unsafe { &*sched }.spawn(future, id)
+        }
+        Ok(Some(Target::Handle(handle))) => handle.spawn(future, id),
         _ => panic!("`weft::spawn` failed: {NO_RUNTIME}"),
     }
 }

@@ -89,6 +89,22 @@ impl Handle {
         }
     }
 
+    /// The runtime's metrics (tokio's `Handle::metrics`; every metric stable in weft).
+    pub fn metrics(&self) -> super::RuntimeMetrics {
+        super::RuntimeMetrics::new(self.inner.clone())
+    }
+
+    /// weft only: the runtime's live tasks with their id, spawn location and state (tokio's
+    /// closest is the unstable `Handle::dump`, which needs `--cfg tokio_unstable` and task
+    /// tracing). Tasks still waiting for, or inside, their first poll are not listed (see
+    /// `runtime/metrics/dump.rs`). Takes each owned-list shard lock briefly.
+    pub fn dump_tasks(&self) -> Vec<super::TaskInfo> {
+        match &self.inner {
+            scheduler::Handle::CurrentThread(h) => h.owned.dump(),
+            scheduler::Handle::MultiThread(h) => h.owned.dump(),
+        }
+    }
+
     /// Number of worker threads (1 for the current-thread flavor).
     pub fn num_workers(&self) -> usize {
         self.inner.num_workers()

@@ -25,6 +25,7 @@ pub(crate) mod context;
 pub(crate) mod driver;
 mod handle;
 pub(crate) mod io;
+pub(crate) mod metrics;
 pub(crate) mod park;
 pub(crate) mod scheduler;
 
@@ -33,6 +34,7 @@ mod loom_park;
 
 pub use builder::Builder;
 pub use handle::{EnterGuard, Handle, TryCurrentError};
+pub use metrics::{RuntimeMetrics, TaskInfo, TaskState};
 
 use std::fmt;
 use std::future::Future;
@@ -48,6 +50,7 @@ pub(crate) struct Config {
     pub(crate) global_queue_interval: u32,
     pub(crate) event_interval: u32,
     pub(crate) silence_task_panics: bool,
+    pub(crate) metrics: metrics::MetricsConfig,
 }
 
 /// The runtime flavor, as reported by [`Handle::runtime_flavor`].

@@ -17,6 +17,14 @@ pub(crate) const BUDGET: u8 = 128;
 thread_local! {
     /// `None` = unconstrained.
     static CURRENT: Cell<Option<u8>> = const { Cell::new(None) };
+    /// Times a leaf future on this thread returned `Pending` because the budget ran out
+    /// (read by the runtime metrics: `budget_forced_yield_count`).
+    static FORCED_YIELDS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// This thread's total of budget-forced yields (see `FORCED_YIELDS`).
+pub(crate) fn forced_yields_on_this_thread() -> u64 {
+    FORCED_YIELDS.try_with(|c| c.get()).unwrap_or(0)
 }
 
 /// Runs `f` with a fresh budget, restoring the previous one afterwards.
@@ -59,6 +67,7 @@ pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     match cur {
         None => Poll::Ready(RestoreOnPending(Cell::new(None))),
         Some(0) => {
+            let _ = FORCED_YIELDS.try_with(|c| c.set(c.get() + 1));
             cx.waker().wake_by_ref();
             Poll::Pending
         }

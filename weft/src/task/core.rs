@@ -44,6 +44,8 @@ pub(crate) struct Header {
     /// Index of the owned-list shard the task was bound to (`u32::MAX`: not bound).
     pub(crate) owner: UnsafeCell<u32>,
     pub(super) id: Id,
+    /// Where the task was spawned (`#[track_caller]` through the spawn functions); immutable.
+    pub(crate) spawned_at: &'static std::panic::Location<'static>,
 }
 
 // SAFETY: every field of the header is either atomic, immutable after construction, or an
@@ -69,7 +71,13 @@ pub(super) struct Trailer {
 }
 
 impl<T: Future, S> Cell<T, S> {
-    pub(super) fn new(future: T, scheduler: S, id: Id, vtable: &'static Vtable) -> Box<Self> {
+    pub(super) fn new(
+        future: T,
+        scheduler: S,
+        id: Id,
+        vtable: &'static Vtable,
+        spawned_at: &'static std::panic::Location<'static>,
+    ) -> Box<Self> {
         Box::new(Cell {
             header: Header {
                 state: State::new(),
@@ -79,6 +87,7 @@ impl<T: Future, S> Cell<T, S> {
                 owned_next: UnsafeCell::new(None),
                 owner: UnsafeCell::new(u32::MAX),
                 id,
+                spawned_at,
             },
             core: Core { scheduler, stage: UnsafeCell::new(Stage::Running(future)) },
             trailer: Trailer { waker: UnsafeCell::new(None) },

@@ -182,6 +182,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
 
     /// `RUNNING` → `COMPLETE`: notify the joiner, leave the owned list, release references.
     fn complete(self) {
+        self.core().scheduler.task_terminated();
         if !self.header().is_bound() && self.header().state.try_complete_fast() {
             // Never bound, a JoinHandle waits without a waker: nothing else to do.
             return;

@@ -113,6 +113,35 @@ impl<S: 'static> OwnedTasks<S> {
         }
     }
 
+    /// The listed tasks (for `Handle::dump_tasks`), shard by shard under each shard's lock.
+    pub(crate) fn dump(&self) -> Vec<crate::runtime::TaskInfo> {
+        use crate::runtime::{TaskInfo, TaskState};
+        let mut out = Vec::new();
+        for shard in self.shards.iter() {
+            let g = lock(shard);
+            let mut cur = g.head;
+            while let Some(node) = cur {
+                // SAFETY: we hold the shard lock and `node` is linked in it, so the list's
+                // reference keeps the task allocated while we read it.
+                let header = unsafe { node.as_ref() };
+                let s = header.state.load();
+                let state = if s.is_complete() {
+                    TaskState::Complete
+                } else if s.is_running() {
+                    TaskState::Running
+                } else if s.is_notified() {
+                    TaskState::Scheduled
+                } else {
+                    TaskState::Idle
+                };
+                out.push(TaskInfo { id: header.id(), spawn_location: header.spawned_at, state });
+                // SAFETY: `node` is live and linked in this shard, whose lock `g` we hold.
+                cur = unsafe { next(node) };
+            }
+        }
+        out
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.shards.iter().all(|s| lock(s).head.is_none())
     }

@@ -67,6 +67,7 @@ where
 }
 
 impl LocalContext {
+    #[track_caller]
     fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + 'static,

@@ -102,19 +102,25 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     /// given reference). False if the list is closed; the caller then cancels the task.
     fn bind(&self, task: Task<Self>) -> bool;
 
+    /// The task reached its end (completed, panicked or cancelled); called once per task,
+    /// for the runtime metrics' live-task count.
+    fn task_terminated(&self) {}
+
     /// Whether panics in this scheduler's tasks skip the process panic hook.
     fn silence_panics(&self) -> bool {
         false
     }
 }
 
-/// Allocates a task and returns its two references.
+/// Allocates a task and returns its two references. The caller's location (through the
+/// `#[track_caller]` spawn functions) is recorded as the task's spawn location.
+#[track_caller]
 pub(crate) fn new_task<T, S>(future: T, scheduler: S, id: Id) -> (Runnable<S>, JoinHandle<T::Output>)
 where
     T: Future + 'static,
     S: Schedule,
 {
-    let (notified, join) = raw::allocate(future, scheduler, id);
+    let (notified, join) = raw::allocate(future, scheduler, id, std::panic::Location::caller());
     (notified, JoinHandle::new(join))
 }
 

@@ -48,12 +48,17 @@ pub(crate) struct Vtable {
 }
 
 /// Allocates a task cell and returns its two initial references.
-pub(super) fn allocate<T, S>(future: T, scheduler: S, id: Id) -> (Runnable<S>, OwnedRef)
+pub(super) fn allocate<T, S>(
+    future: T,
+    scheduler: S,
+    id: Id,
+    spawned_at: &'static std::panic::Location<'static>,
+) -> (Runnable<S>, OwnedRef)
 where
     T: Future + 'static,
     S: Schedule,
 {
-    let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>());
+    let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>(), spawned_at);
     let ptr = NonNull::from(Box::leak(cell)).cast::<Header>();
     // SAFETY: `State::new` starts the count at two references, one for each value built
     // here; the cell is a `Cell<T, S>`, so `S` is its scheduler type.

@@ -26,6 +26,7 @@ pub(crate) struct Handle {
     /// Unparks the thread sleeping in the driver (eventfd or condvar, see `runtime::driver`).
     unpark: Unpark,
     is_shutdown: AtomicBool,
+    pub(crate) metrics: crate::runtime::metrics::TimerCounters,
 }
 
 struct Inner {
@@ -40,6 +41,7 @@ impl Handle {
             inner: Mutex::new(Inner { wheel: Wheel::new(), next_wake: AWAKE }),
             unpark,
             is_shutdown: AtomicBool::new(false),
+            metrics: Default::default(),
         }
     }
 
@@ -87,6 +89,7 @@ impl Handle {
             }
             // SAFETY: lock held.
             unsafe { e.set_waker(waker) };
+            self.metrics.inc_registered();
             unpark = inner.next_wake != AWAKE && when < inner.next_wake;
             if unpark {
                 inner.next_wake = when;
@@ -121,6 +124,10 @@ impl Handle {
     pub(crate) unsafe fn deregister(&self, entry: NonNull<TimerShared>) {
         let waker = {
             let mut inner = lock(&self.inner);
+            // SAFETY: pinned entry, lock held (`is_fired` is written under it).
+            if !unsafe { entry.as_ref() }.is_fired() {
+                self.metrics.inc_cancelled();
+            }
             // SAFETY: pinned entry, lock held.
             unsafe {
                 inner.wheel.remove(entry);
@@ -140,7 +147,9 @@ impl Handle {
             if now_tick <= inner.wheel.elapsed() {
                 return;
             }
+            let metrics = &self.metrics;
             inner.wheel.advance(now_tick, |entry| {
+                metrics.inc_fired();
                 // SAFETY: the wheel hands us unlinked live entries under the lock.
                 if let Some(w) = unsafe { entry.as_ref().mark_fired() } {
                     wakers.push(w);
@@ -176,7 +185,9 @@ impl Handle {
         let mut wakers = Vec::new();
         {
             let mut inner = lock(&self.inner);
+            let metrics = &self.metrics;
             inner.wheel.drain(|entry| {
+                metrics.inc_fired();
                 // SAFETY: unlinked live entries under the lock.
                 if let Some(w) = unsafe { entry.as_ref().mark_fired() } {
                     wakers.push(w);

@@ -88,6 +88,7 @@ pub(crate) struct Handle {
     registry: mio::Registry,
     registrations: Mutex<Registrations>,
     pub(crate) waker: Arc<Waker>,
+    pub(crate) metrics: crate::runtime::metrics::IoDriverMetrics,
 }
 
 struct Registrations {
@@ -154,6 +155,7 @@ impl Driver {
                 is_shutdown: false,
             }),
             waker: Arc::new(Waker { waker, pending: WakeCoalescer::new() }),
+            metrics: Default::default(),
         };
         Ok((Driver { poll, events: mio::Events::with_capacity(EVENTS_CAPACITY), tick: 0 }, handle))
     }
@@ -172,10 +174,12 @@ impl Driver {
         }
         handle.waker.pending.clear();
 
+        let mut ready_events = 0;
         for event in self.events.iter() {
             if event.token() == WAKE_TOKEN {
                 continue;
             }
+            ready_events += 1;
             let ready = Ready::from_mio(event).as_usize();
             let ptr = event.token().0 as *const ScheduledIo;
             // SAFETY: the token is the address of a `ScheduledIo` kept alive by the handle's
@@ -184,6 +188,7 @@ impl Driver {
             let io = unsafe { &*ptr };
             io.set_readiness(self.tick, ready);
         }
+        handle.metrics.add_ready(ready_events);
     }
 
     /// Marks every registration shut down and wakes its waiters.
@@ -215,6 +220,7 @@ impl Handle {
             self.release(&io);
             return Err(e);
         }
+        self.metrics.inc_registered();
         Ok(io)
     }
 
@@ -225,6 +231,7 @@ impl Handle {
         source: &mut impl mio::event::Source,
     ) -> io::Result<()> {
         let res = self.registry.deregister(source);
+        self.metrics.inc_deregistered();
         self.release(io);
         res
     }

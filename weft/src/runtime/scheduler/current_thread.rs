@@ -23,6 +23,7 @@ use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use crate::loom::sync::{Arc, Mutex};
 use crate::runtime::blocking::BlockingPool;
 use crate::runtime::driver::{self, Driver};
+use crate::runtime::metrics::{worker::MetricsBatch, SchedulerMetrics};
 use crate::runtime::park::ParkThread;
 use crate::runtime::{context, Config};
 use crate::task::coop::{BudgetGuard, BUDGET};
@@ -36,9 +37,12 @@ pub(crate) struct Handle {
     pub(crate) blocking: BlockingPool,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
     pub(crate) config: Config,
+    pub(crate) metrics: SchedulerMetrics,
     /// `None` once shut down.
     inject: Mutex<Option<VecDeque<Runnable<Arc<Handle>>>>>,
     inject_len: AtomicUsize,
+    /// Length of the core's local queue, published with the metrics.
+    local_len: AtomicUsize,
     /// The `block_on` future was woken.
     woken: AtomicBool,
     core: Mutex<Option<Box<Core>>>,
@@ -49,6 +53,7 @@ pub(crate) struct Core {
     tasks: VecDeque<Runnable<Arc<Handle>>>,
     tick: u32,
     driver: Option<Driver>,
+    metrics: MetricsBatch,
 }
 
 impl Core {
@@ -78,23 +83,41 @@ pub(crate) fn create(
         driver: driver_handle,
         blocking,
         owned: OwnedTasks::new(1),
-        config,
+        metrics: SchedulerMetrics::new(1, config.metrics),
         inject: Mutex::new(Some(VecDeque::new())),
         inject_len: AtomicUsize::new(0),
+        local_len: AtomicUsize::new(0),
         woken: AtomicBool::new(false),
-        core: Mutex::new(Some(Box::new(Core { tasks: VecDeque::with_capacity(64), tick: 0, driver: Some(driver) }))),
+        core: Mutex::new(Some(Box::new(Core {
+            tasks: VecDeque::with_capacity(64),
+            tick: 0,
+            driver: Some(driver),
+            metrics: MetricsBatch::new(config.metrics.poll_time_histogram),
+        }))),
+        config,
         is_shutdown: AtomicBool::new(false),
     })
 }
 
 impl Handle {
+    #[track_caller]
     pub(crate) fn spawn<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
         let (notified, join) = crate::task::new_task(future, me.clone(), id);
-        me.schedule(notified);
+        // One context lookup both counts the spawn and queues the task.
+        let remote = context::with_scheduler(|cx| match cx {
+            Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, me) => {
+                cx.spawn_local(notified).err()
+            }
+            _ => Some(notified),
+        });
+        if let Some(task) = remote {
+            me.metrics.inc_remote_spawned();
+            me.push_remote(task);
+        }
         join
     }
 
@@ -102,7 +125,18 @@ impl Handle {
         self.is_shutdown.load(Acquire)
     }
 
+    pub(crate) fn global_queue_depth(&self) -> usize {
+        self.inject_len.load(Acquire)
+    }
+
+    /// The local queue's length as last published (the queue itself is owned by the thread
+    /// in `block_on`).
+    pub(crate) fn local_queue_depth(&self) -> usize {
+        self.local_len.load(Relaxed)
+    }
+
     fn push_remote(&self, task: Runnable<Arc<Handle>>) {
+        self.metrics.inc_remote_schedule();
         let mut inject = lock(&self.inject);
         match inject.as_mut() {
             Some(q) => {
@@ -166,6 +200,9 @@ impl Handle {
         let mut task_cx = TaskContext::from_waker(&waker);
         this.woken.store(true, Release);
         let gqi = this.config.global_queue_interval;
+        if let Some(core) = guard.core.as_mut() {
+            core.metrics.start(Arc::as_ptr(this) as usize);
+        }
         'outer: loop {
             let mut core = guard.core.take().expect("current-thread core missing");
             if this.woken.swap(false, AcqRel) {
@@ -192,8 +229,12 @@ impl Handle {
                     guard.core = Some(core);
                     continue 'outer;
                 };
+                core.metrics.start_poll();
                 core = cx.enter(core, || task.run()).0;
+                core.metrics.end_poll();
             }
+            core.metrics.maintenance(&this.metrics.workers[0]);
+            this.local_len.store(core.tasks.len(), Relaxed);
             core = cx.park(core, Some(Duration::ZERO));
             guard.core = Some(core);
         }
@@ -235,14 +276,38 @@ impl Context {
         let handle = &self.handle;
         let timeout =
             if !core.tasks.is_empty() || handle.inject_len.load(Acquire) != 0 { Some(Duration::ZERO) } else { timeout };
+        // A zero timeout is a maintenance poll, not a park (as on the multi-thread workers).
+        let parks = timeout != Some(Duration::ZERO);
+        if parks {
+            core.metrics.about_to_park(&handle.metrics.workers[0]);
+            handle.local_len.store(core.tasks.len(), Relaxed);
+        }
         let (mut core, ()) = self.enter(core, || driver.park_timeout(&handle.driver, timeout));
+        if parks {
+            core.metrics.unparked();
+        }
         core.driver = Some(driver);
         core
+    }
+
+    /// Queues a task spawned on this thread on the local queue (counting the spawn), or
+    /// gives it back if the core is not here.
+    fn spawn_local(&self, task: Runnable<Arc<Handle>>) -> Result<(), Runnable<Arc<Handle>>> {
+        match self.core.borrow_mut().as_mut() {
+            Some(core) => {
+                core.metrics.inc_spawned();
+                core.metrics.inc_local_schedule();
+                core.tasks.push_back(task);
+                Ok(())
+            }
+            None => Err(task),
+        }
     }
 
     fn schedule(&self, task: Runnable<Arc<Handle>>) -> Result<(), Runnable<Arc<Handle>>> {
         match self.core.borrow_mut().as_mut() {
             Some(core) => {
+                core.metrics.inc_local_schedule();
                 core.tasks.push_back(task);
                 Ok(())
             }
@@ -259,6 +324,9 @@ struct CoreGuard<'a> {
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
         let Some(mut core) = self.core.take() else { return };
+        // `block_on` returns (or unwinds): publish the final numbers of this stretch.
+        core.metrics.exit(&self.handle.metrics.workers[0]);
+        self.handle.local_len.store(core.tasks.len(), Relaxed);
         if self.handle.is_shutdown() {
             core.shutdown(&self.handle.driver);
             return;
@@ -299,5 +367,11 @@ impl Schedule for Arc<Handle> {
 
     fn silence_panics(&self) -> bool {
         self.config.silence_task_panics
+    }
+
+    fn task_terminated(&self) {
+        if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
+            self.metrics.inc_remote_terminated();
+        }
     }
 }

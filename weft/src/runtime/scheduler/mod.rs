@@ -112,6 +112,7 @@ pub(crate) enum Context {
 }
 
 impl Handle {
+    #[track_caller]
     pub(crate) fn spawn<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -148,6 +149,27 @@ impl Handle {
         self.blocking().spawn(f, self.clone())
     }
 
+    pub(crate) fn metrics(&self) -> &crate::runtime::metrics::SchedulerMetrics {
+        match self {
+            Handle::CurrentThread(h) => &h.metrics,
+            Handle::MultiThread(h) => &h.metrics,
+        }
+    }
+
+    pub(crate) fn global_queue_depth(&self) -> usize {
+        match self {
+            Handle::CurrentThread(h) => h.global_queue_depth(),
+            Handle::MultiThread(h) => h.global_queue_depth(),
+        }
+    }
+
+    pub(crate) fn worker_local_queue_depth(&self, worker: usize) -> usize {
+        match self {
+            Handle::CurrentThread(h) => h.local_queue_depth(),
+            Handle::MultiThread(h) => h.worker_local_queue_depth(worker),
+        }
+    }
+
     pub(crate) fn num_workers(&self) -> usize {
         match self {
             Handle::CurrentThread(_) => 1,
@@ -158,6 +180,7 @@ impl Handle {
 
 impl Context {
     /// Spawns from this scheduler's own thread (no cross-thread queue).
+    #[track_caller]
     pub(crate) fn spawn<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,

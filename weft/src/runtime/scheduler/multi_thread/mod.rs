@@ -31,6 +31,7 @@ use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
 use crate::loom::sync::{Arc, Mutex};
 use crate::runtime::blocking::BlockingPool;
 use crate::runtime::driver;
+use crate::runtime::metrics::SchedulerMetrics;
 use crate::runtime::park::{Parker, SharedDriver, Unparker};
 use crate::runtime::Config;
 use crate::task::{Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
@@ -47,6 +48,7 @@ pub(crate) struct Handle {
     pub(crate) blocking: BlockingPool,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
     pub(crate) config: Config,
+    pub(crate) metrics: SchedulerMetrics,
     shared: Shared,
 }
 
@@ -84,13 +86,15 @@ pub(crate) fn create(
         let (steal, local) = queue::local();
         let park = Parker::new(shared_driver.clone());
         remotes.push(Remote { steal, unpark: park.unparker() });
-        cores.push(Core::new(local, park, 0x9E37_79B9u32.wrapping_mul(i as u32 + 1)));
+        let seed = 0x9E37_79B9u32.wrapping_mul(i as u32 + 1);
+        cores.push(Core::new(local, park, seed, config.metrics.poll_time_histogram));
     }
     let handle = Arc::new(Handle {
         driver: driver_handle,
         blocking,
         // One shard per worker plus one for spawns from outside the workers.
         owned: OwnedTasks::new(num_workers + 1),
+        metrics: SchedulerMetrics::new(num_workers, config.metrics),
         config,
         shared: Shared {
             remotes: remotes.into_boxed_slice(),
@@ -119,19 +123,30 @@ impl Handle {
     }
 
     /// Spawns from a thread that is not one of this runtime's workers.
+    #[track_caller]
     pub(crate) fn spawn_remote<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
         let (notified, join) = crate::task::new_task(future, me.clone(), id);
+        me.metrics.inc_remote_spawned();
         me.push_remote(notified);
         join
     }
 
     fn push_remote(&self, task: Runnable<Arc<Handle>>) {
+        self.metrics.inc_remote_schedule();
         self.shared.inject.push(task);
         self.notify_parked();
+    }
+
+    pub(crate) fn global_queue_depth(&self) -> usize {
+        self.shared.inject.len()
+    }
+
+    pub(crate) fn worker_local_queue_depth(&self, worker: usize) -> usize {
+        self.shared.remotes[worker].steal.len()
     }
 
     /// Wakes one sleeping worker if work is available and nobody is searching for it.
@@ -230,5 +245,11 @@ impl Schedule for Arc<Handle> {
 
     fn silence_panics(&self) -> bool {
         self.config.silence_task_panics
+    }
+
+    fn task_terminated(&self) {
+        if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
+            self.metrics.inc_remote_terminated();
+        }
     }
 }

@@ -109,8 +109,9 @@ impl<S: 'static> Local<S> {
         CAPACITY - tail.wrapping_sub(steal) as usize
     }
 
-    /// Pushes at the tail; on overflow moves half the queue to `inject`.
-    pub(crate) fn push_back_or_overflow(&mut self, mut task: Runnable<S>, inject: &Inject<S>) {
+    /// Pushes at the tail; on overflow moves half the queue to `inject`. Returns whether it
+    /// overflowed (the task went to `inject`; counted by the worker metrics).
+    pub(crate) fn push_back_or_overflow(&mut self, mut task: Runnable<S>, inject: &Inject<S>) -> bool {
         let tail = loop {
             let (steal, real) = unpack(self.inner.head.load(Acquire));
             // Only we write `tail`.
@@ -120,10 +121,10 @@ impl<S: 'static> Local<S> {
             } else if steal != real {
                 // A stealer is freeing room right now; don't wait for it.
                 inject.push(task);
-                return;
+                return true;
             }
             match self.push_overflow(task, real, tail, inject) {
-                Ok(()) => return,
+                Ok(()) => return true,
                 Err(t) => task = t, // lost a race with a stealer: there is room now
             }
         };
@@ -131,6 +132,7 @@ impl<S: 'static> Local<S> {
         unsafe { self.inner.write(tail, task) };
         // Release: publishes the slot to stealers (Acquire load of tail) and our own pops.
         self.inner.tail.store(tail.wrapping_add(1), Release);
+        false
     }
 
     fn push_overflow(

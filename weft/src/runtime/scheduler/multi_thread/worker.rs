@@ -22,6 +22,7 @@ use std::future::Future;
 use super::queue::{self, Local};
 use super::Handle;
 use crate::loom::sync::Arc;
+use crate::runtime::metrics::worker::MetricsBatch;
 use crate::runtime::park::Parker;
 use crate::task::{Id, JoinHandle, Runnable};
 
@@ -37,6 +38,8 @@ pub(crate) struct Core {
     is_shutdown: bool,
     park: Option<Parker>,
     rand: FastRand,
+    /// This worker's counters (see `runtime/metrics`).
+    metrics: MetricsBatch,
 }
 
 /// The thread-local context of a worker.
@@ -47,7 +50,7 @@ pub(crate) struct Context {
 }
 
 impl Core {
-    pub(super) fn new(run_queue: Local<Arc<Handle>>, park: Parker, seed: u32) -> Box<Core> {
+    pub(super) fn new(run_queue: Local<Arc<Handle>>, park: Parker, seed: u32, poll_histogram: bool) -> Box<Core> {
         Box::new(Core {
             tick: 0,
             lifo_slot: None,
@@ -56,6 +59,7 @@ impl Core {
             is_shutdown: false,
             park: Some(park),
             rand: FastRand(seed.max(1)),
+            metrics: MetricsBatch::new(poll_histogram),
         })
     }
 
@@ -107,6 +111,7 @@ impl Context {
     fn run(&self, mut core: Box<Core>) -> Box<Core> {
         let event_interval = self.handle.config.event_interval;
         let gqi = self.handle.config.global_queue_interval;
+        core.metrics.start(Arc::as_ptr(&self.handle) as usize);
         while !core.is_shutdown {
             core.tick = core.tick.wrapping_add(1);
             if core.tick.is_multiple_of(event_interval) {
@@ -127,7 +132,12 @@ impl Context {
         }
         // Cancel every task (all workers help; each task is cancelled exactly once).
         self.handle.owned.close_and_shutdown_all();
+        core.metrics.exit(self.worker_metrics());
         core
+    }
+
+    fn worker_metrics(&self) -> &crate::runtime::metrics::worker::WorkerMetrics {
+        &self.handle.metrics.workers[self.index]
     }
 
     fn next_task(&self, core: &mut Core, gqi: u32) -> Option<Runnable<Arc<Handle>>> {
@@ -151,7 +161,9 @@ impl Context {
         let rq = &mut core.run_queue;
         inject.pop_n(max, |task| match first {
             None => first = Some(task),
-            Some(_) => rq.push_back_or_overflow(task, inject),
+            Some(_) => {
+                let _ = rq.push_back_or_overflow(task, inject);
+            }
         });
         first
     }
@@ -171,7 +183,9 @@ impl Context {
             if i == self.index {
                 continue;
             }
+            let before = core.run_queue.len();
             if let Some(task) = remotes[i].steal.steal_into(&mut core.run_queue) {
+                core.metrics.record_steal(core.run_queue.len() - before + 1);
                 return Some(task);
             }
         }
@@ -187,24 +201,30 @@ impl Context {
                 self.handle.notify_parked();
             }
         }
+        core.metrics.start_poll();
         *self.core.borrow_mut() = Some(core);
         task.run();
         let mut lifo_polls = 0;
         loop {
             let mut core = self.core.borrow_mut().take().expect("worker core vanished during a task poll");
+            core.metrics.end_poll();
             let Some(task) = core.lifo_slot.take() else { return core };
             if lifo_polls >= MAX_LIFO_POLLS {
-                core.run_queue.push_back_or_overflow(task, &self.shared().inject);
+                if core.run_queue.push_back_or_overflow(task, &self.shared().inject) {
+                    core.metrics.inc_overflow();
+                }
                 return core;
             }
             lifo_polls += 1;
             core.tick = core.tick.wrapping_add(1);
+            core.metrics.start_poll();
             *self.core.borrow_mut() = Some(core);
             task.run();
         }
     }
 
     fn maintenance(&self, mut core: Box<Core>) -> Box<Core> {
+        core.metrics.maintenance(self.worker_metrics());
         core = self.poll_driver(core);
         if self.handle.is_shutdown() {
             core.is_shutdown = true;
@@ -252,9 +272,11 @@ impl Context {
     /// thread, reach the local queue). Returns whether it slept in the driver.
     fn park_timeout(&self, mut core: Box<Core>) -> (Box<Core>, bool) {
         let mut park = core.park.take().expect("worker parker missing");
+        core.metrics.about_to_park(self.worker_metrics());
         *self.core.borrow_mut() = Some(core);
         let drove = park.park(&self.handle.driver);
         let mut core = self.core.borrow_mut().take().expect("worker core vanished while parked");
+        core.metrics.unparked();
         core.park = Some(park);
         if core.should_notify_others() {
             self.handle.notify_parked();
@@ -276,6 +298,7 @@ impl Context {
     }
 
     /// Spawns from this worker: the task goes on this worker's own queue.
+    #[track_caller]
     pub(crate) fn spawn_local<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -291,23 +314,37 @@ impl Context {
         let mut slot = self.core.borrow_mut();
         let Some(core) = slot.as_mut() else {
             drop(slot);
+            if let Kind::Spawn = kind {
+                self.handle.metrics.inc_remote_spawned();
+            }
             self.handle.push_remote(task);
             return;
         };
         let inject = &self.shared().inject;
+        core.metrics.inc_local_schedule();
+        let overflowed;
         let notify = match kind {
             Kind::Wake => match core.lifo_slot.replace(task) {
                 Some(prev) => {
-                    core.run_queue.push_back_or_overflow(prev, inject);
+                    overflowed = core.run_queue.push_back_or_overflow(prev, inject);
                     true
                 }
-                None => false,
+                None => {
+                    overflowed = false;
+                    false
+                }
             },
             Kind::Spawn | Kind::Yield => {
-                core.run_queue.push_back_or_overflow(task, inject);
+                if let Kind::Spawn = kind {
+                    core.metrics.inc_spawned();
+                }
+                overflowed = core.run_queue.push_back_or_overflow(task, inject);
                 true
             }
         };
+        if overflowed {
+            core.metrics.inc_overflow();
+        }
         // A parked core (park taken out) is this thread inside the driver: it will look at
         // its queue when the driver returns, and notify others then if needed.
         let notify = notify && core.park.is_some() && core.run_queue.len() > 1;
