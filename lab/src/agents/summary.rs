@@ -98,7 +98,7 @@ pub fn summarize(runs: &[RunRecord]) -> Vec<SummaryRow> {
     }
     let tokio_eff = |config: Option<&str>| -> Vec<f64> {
         runs.iter()
-            .filter(|r| r.runtime == "tokio-default" && !r.failed && config.map_or(true, |c| c == r.config))
+            .filter(|r| r.runtime == "tokio-default" && !r.failed && config.iter().all(|&c| c == r.config))
             .map(|r| r.efficiency_pct)
             .collect()
     };
