@@ -41,6 +41,16 @@ fn run_with_stdin(cmd: &mut Command, input: &str) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
+/// A check whose tool is missing is skipped with a message, unless
+/// `WEFT_METRICS_EXPORT_REQUIRE_TOOLS` is set (as `.ci/run` does after installing them): then a
+/// missing tool fails the test instead of letting it pass without checking anything.
+fn skipped(what: &str) {
+    if std::env::var_os("WEFT_METRICS_EXPORT_REQUIRE_TOOLS").is_some() {
+        panic!("{what} could not run and WEFT_METRICS_EXPORT_REQUIRE_TOOLS is set");
+    }
+    eprintln!("SKIPPED {what}");
+}
+
 #[test]
 fn text_format_passes_promtool() {
     let rt = runtime_with_activity();
@@ -48,7 +58,7 @@ fn text_format_passes_promtool() {
     assert!(text.contains("# TYPE weft_spawned_tasks_total counter\nweft_spawned_tasks_total 10\n"), "{text}");
     assert!(text.contains("weft_poll_time_seconds_bucket{worker=\"0\",le=\"+Inf\"}"));
     if !tool("promtool") {
-        eprintln!("SKIPPED promtool check: promtool not installed (apt-get install prometheus)");
+        skipped("promtool check: promtool not installed (apt-get install prometheus)");
         return;
     }
     let out = run_with_stdin(Command::new("promtool").args(["check", "metrics"]), &text);
@@ -82,7 +92,7 @@ fn openmetrics_passes_a_strict_parser() {
     assert!(text.ends_with("# EOF\n"));
     assert!(text.contains("# TYPE weft_spawned_tasks counter\nweft_spawned_tasks_total 10\n"), "{text}");
     let Some(py) = openmetrics_python() else {
-        eprintln!("SKIPPED OpenMetrics parse: set WEFT_OPENMETRICS_PYTHON to a python with prometheus_client");
+        skipped("OpenMetrics parse: set WEFT_OPENMETRICS_PYTHON to a python with prometheus_client");
         return;
     };
     let out = run_with_stdin(Command::new(py).args(["-c", STRICT_PARSE]), &text);
@@ -141,7 +151,7 @@ fn serve_refuses_non_loopback_addresses() {
 #[test]
 fn a_real_prometheus_scrapes_the_endpoint() {
     if !tool("prometheus") {
-        eprintln!("SKIPPED Prometheus scrape: prometheus not installed (apt-get install prometheus)");
+        skipped("Prometheus scrape: prometheus not installed (apt-get install prometheus)");
         return;
     }
     let rt = runtime_with_activity();
