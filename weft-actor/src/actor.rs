@@ -39,9 +39,12 @@ pub trait Actor: Send + Sized + 'static {
         async {}
     }
 
-    /// Runs once when the actor stops for any reason but `Killed` (an aborted task runs no
-    /// more code of its own); the state is dropped right after.
-    fn stopped(&mut self, reason: &ExitReason, ctx: &mut Context<Self>) -> impl Future<Output = ()> + Send {
+    /// Runs once when the actor stops, unless its task was aborted (`ActorRef::kill`, a
+    /// timed-out or brutal shutdown, runtime shutdown: an aborted task runs no more code of
+    /// its own); the state is dropped right after. `reason` is a copy (a panic payload
+    /// becomes its message as a `String`): the original goes to the supervisor. It is passed
+    /// by value because `ExitReason` is not `Sync` and the hook's future must be `Send`.
+    fn stopped(&mut self, reason: ExitReason, ctx: &mut Context<Self>) -> impl Future<Output = ()> + Send {
         let _ = (reason, ctx);
         async {}
     }

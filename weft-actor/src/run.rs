@@ -92,7 +92,7 @@ async fn run<A: Actor>(mut inc: Incarnation<A>, mut ctx: Context<A>, started: Op
     let reason = reason.unwrap_or(ExitReason::Normal);
     // No more messages: senders see `Closed` from here on, queued requests drop their replies.
     rx.close();
-    let _ = catch(actor.stopped(&reason, &mut ctx)).await;
+    let _ = catch(actor.stopped(reason.duplicate(), &mut ctx)).await;
     inc.reason = Some(reason);
 }
 
