@@ -12,7 +12,9 @@
 
 use std::time::Duration;
 
-use weft_actor::{Actor, ChildSpec, Context, ExitReason, Reply, Restart, Strategy, SupervisorEvent, SupervisorSpec};
+use weft_actor::{
+    Actor, AskError, ChildSpec, Context, ExitReason, Reply, Restart, Strategy, SupervisorEvent, SupervisorSpec,
+};
 
 struct Parser {
     parsed: u64,
@@ -80,14 +82,19 @@ async fn main() {
 
     let pipeline = root.child_supervisor("pipeline").await.expect("pipeline runs");
     for input in ["21", "oops", "50"] {
-        // Look the parser up each time: after a crash it is a new incarnation.
-        let parser = loop {
-            if let Some(p) = pipeline.child::<Parser>("parser").await {
-                break p;
+        // Look the parser up for each request: after a crash it is a new incarnation, and
+        // until the supervisor has seen the crash the old (stopped) one may still be listed.
+        let answer = loop {
+            let Some(parser) = pipeline.child::<Parser>("parser").await else {
+                weft::task::yield_now().await;
+                continue;
+            };
+            match parser.ask_timeout(|r| ParserMsg::Parse(input.to_string(), r), Duration::from_secs(1)).await {
+                Err(AskError::Closed) => weft::task::yield_now().await,
+                other => break other,
             }
-            weft::task::yield_now().await;
         };
-        match parser.ask_timeout(|r| ParserMsg::Parse(input.to_string(), r), Duration::from_secs(1)).await {
+        match answer {
             Ok(n) => println!("parse({input}) = {n}"),
             Err(e) => println!("parse({input}) failed: {e}"),
         }

@@ -119,7 +119,8 @@ impl<A: Actor> fmt::Debug for ActorRef<A> {
 pub enum AskError {
     /// The actor had stopped (or stopped before handling the request).
     Closed,
-    /// The actor dropped the `Reply` without answering.
+    /// The actor dropped the `Reply` without answering (also when it panicked while
+    /// handling the request).
     NoReply,
     /// No answer within the timeout; the request may still be handled, but its reply is
     /// discarded.

@@ -20,6 +20,7 @@
 //!   same indirect call.
 
 pub mod adapter;
+mod ractor;
 mod tokio_tasks;
 mod weft_actor;
 pub mod workloads;
@@ -38,7 +39,7 @@ pub const PEERS: &[&str] = &["weft-actor", "kameo", "ractor", "actix", "tokio"];
 /// Peers this build can run, and why the others cannot.
 pub fn unavailable(peer: &str) -> Option<&'static str> {
     match peer {
-        "weft-actor" | "tokio" => None,
+        "weft-actor" | "tokio" | "ractor" => None,
         _ => Some("adapter not written yet"),
     }
 }
@@ -47,6 +48,7 @@ fn run_one(peer: &str, workload: &str, n: u64, workers: usize) -> Result<Option<
     match peer {
         "weft-actor" => workloads::run::<weft_actor::WeftActor>(workload, n, workers),
         "tokio" => workloads::run::<tokio_tasks::TokioTasks>(workload, n, workers),
+        "ractor" => workloads::run::<ractor::Ractor>(workload, n, workers),
         other => Err(format!("unknown actor peer {other}")),
     }
 }

@@ -91,21 +91,21 @@ impl ActorPeer for WeftActor {
         async move {
             let (done, rx) = Done::new(n);
             let d = done.clone();
-            let sup = SupervisorSpec::new(Strategy::Dynamic)
-                .on_event(move |e| {
-                    if let SupervisorEvent::ChildExited { reason, .. } = e {
-                        if reason.is_panic() {
-                            d.add(1);
-                        }
+            let mut spec = SupervisorSpec::new(Strategy::OneForOne).on_event(move |e| {
+                if let SupervisorEvent::ChildExited { reason, .. } = e {
+                    if reason.is_panic() {
+                        d.add(1);
                     }
-                })
-                .start()
-                .await;
+                }
+            });
             for i in 0..n {
-                let spec = ChildSpec::new(i.to_string(), || Crashy { panic: Arc::new(AtomicBool::new(true)) })
-                    .restart(Restart::Temporary);
-                sup.start_child(spec).await.expect("child started");
-                let c: ActorRef<Crashy> = sup.child(&i.to_string()).await.expect("child runs");
+                spec = spec.child(
+                    ChildSpec::new(i.to_string(), || Crashy { panic: Arc::new(AtomicBool::new(true)) })
+                        .restart(Restart::Temporary),
+                );
+            }
+            let sup = spec.start().await;
+            for (_, c) in sup.children::<Crashy>().await {
                 let _ = c.tell(Msg::Tell(0)).await;
             }
             let _ = rx.await;
@@ -115,27 +115,26 @@ impl ActorPeer for WeftActor {
 
     fn panic_restarts(n: u64) -> impl Future<Output = Option<u64>> + Send {
         async move {
-            let mut spec = SupervisorSpec::new(Strategy::OneForOne).intensity(u32::MAX, Duration::from_secs(1));
+            let (done, rx) = Done::new(n);
+            let d = done.clone();
+            let mut spec = SupervisorSpec::new(Strategy::OneForOne)
+                .intensity(u32::MAX, Duration::from_secs(1))
+                .on_event(move |e| {
+                    if let SupervisorEvent::ChildRestarted { .. } = e {
+                        d.add(1);
+                    }
+                });
             for i in 0..n {
                 let panic = Arc::new(AtomicBool::new(true));
                 spec = spec.child(ChildSpec::new(i.to_string(), move || Crashy { panic: panic.clone() }));
             }
-            let (done, rx) = Done::new(n);
-            let d = done.clone();
-            let sup = spec.on_event(move |e| {
-                if let SupervisorEvent::ChildRestarted { .. } = e {
-                    d.add(1);
-                }
-            });
-            let sup = sup.start().await;
-            for i in 0..n {
-                let c: ActorRef<Crashy> = sup.child(&i.to_string()).await.expect("child runs");
+            let sup = spec.start().await;
+            for (_, c) in sup.children::<Crashy>().await {
                 let _ = c.tell(Msg::Tell(0)).await;
             }
             let _ = rx.await;
             let mut answers = 0;
-            for i in 0..n {
-                let c: ActorRef<Crashy> = sup.child(&i.to_string()).await.expect("child restarted");
+            for (_, c) in sup.children::<Crashy>().await {
                 answers += c.ask(|r| Msg::Ask(0, r)).await.unwrap_or(0);
             }
             Some(answers)

@@ -124,6 +124,12 @@ impl SupervisorRef {
         h.downcast_ref::<ActorRef<A>>().cloned()
     }
 
+    /// Every running child that is an `A`, in start order, with its id.
+    pub async fn children<A: Actor>(&self) -> Vec<(String, ActorRef<A>)> {
+        let all = self.call(Command::Children).await.unwrap_or_default();
+        all.into_iter().filter_map(|(id, h)| h.downcast_ref::<ActorRef<A>>().cloned().map(|r| (id, r))).collect()
+    }
+
     /// The running sub-supervisor child `id`.
     pub async fn child_supervisor(&self, id: &str) -> Option<SupervisorRef> {
         let h: Arc<dyn Any + Send + Sync> = self.call(|tx| Command::Child(id.to_string(), tx)).await??;
