@@ -28,11 +28,7 @@ fn spec(name: &'static str, log: &Log, drops: &Arc<AtomicUsize>, restart: Restar
 
 /// What the log must show after child `b` (of a, b, c) exits with `reason`.
 fn expected(strategy: Strategy, restart: Restart, reason: Reason) -> (Vec<&'static str>, bool) {
-    let restarts = match (restart, reason) {
-        (Restart::Permanent, _) => true,
-        (Restart::Transient, Reason::Panic) => true,
-        _ => false,
-    };
+    let restarts = matches!((restart, reason), (Restart::Permanent, _) | (Restart::Transient, Reason::Panic));
     if !restarts {
         return (vec!["stop b"], false);
     }
