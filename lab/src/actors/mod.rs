@@ -20,6 +20,7 @@
 //!   same indirect call.
 
 pub mod adapter;
+mod kameo;
 mod ractor;
 mod tokio_tasks;
 mod weft_actor;
@@ -39,7 +40,7 @@ pub const PEERS: &[&str] = &["weft-actor", "kameo", "ractor", "actix", "tokio"];
 /// Peers this build can run, and why the others cannot.
 pub fn unavailable(peer: &str) -> Option<&'static str> {
     match peer {
-        "weft-actor" | "tokio" | "ractor" => None,
+        "weft-actor" | "tokio" | "ractor" | "kameo" => None,
         _ => Some("adapter not written yet"),
     }
 }
@@ -49,6 +50,7 @@ fn run_one(peer: &str, workload: &str, n: u64, workers: usize) -> Result<Option<
         "weft-actor" => workloads::run::<weft_actor::WeftActor>(workload, n, workers),
         "tokio" => workloads::run::<tokio_tasks::TokioTasks>(workload, n, workers),
         "ractor" => workloads::run::<ractor::Ractor>(workload, n, workers),
+        "kameo" => workloads::run::<kameo::Kameo>(workload, n, workers),
         other => Err(format!("unknown actor peer {other}")),
     }
 }
