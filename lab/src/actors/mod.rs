@@ -19,6 +19,7 @@
 //!   type per peer, i.e. be written five times. Boxed `u64` behaviours cost every peer the
 //!   same indirect call.
 
+mod actix;
 pub mod adapter;
 mod kameo;
 mod ractor;
@@ -40,7 +41,7 @@ pub const PEERS: &[&str] = &["weft-actor", "kameo", "ractor", "actix", "tokio"];
 /// Peers this build can run, and why the others cannot.
 pub fn unavailable(peer: &str) -> Option<&'static str> {
     match peer {
-        "weft-actor" | "tokio" | "ractor" | "kameo" => None,
+        "weft-actor" | "tokio" | "ractor" | "kameo" | "actix" => None,
         _ => Some("adapter not written yet"),
     }
 }
@@ -51,6 +52,7 @@ fn run_one(peer: &str, workload: &str, n: u64, workers: usize) -> Result<Option<
         "tokio" => workloads::run::<tokio_tasks::TokioTasks>(workload, n, workers),
         "ractor" => workloads::run::<ractor::Ractor>(workload, n, workers),
         "kameo" => workloads::run::<kameo::Kameo>(workload, n, workers),
+        "actix" => workloads::run::<actix::Actix>(workload, n, workers),
         other => Err(format!("unknown actor peer {other}")),
     }
 }
