@@ -63,6 +63,26 @@ enum Command {
     Agents(crate::agents::command::AgentsArgs),
     /// The Ollama-compatible simulator, standalone on 127.0.0.1.
     ServeOllama(crate::agents::command::ServeArgs),
+    /// Actor classics: weft-actor against kameo, ractor, actix and plain tokio tasks.
+    Actors(ActorsArgs),
+}
+
+#[derive(Args, Debug)]
+struct ActorsArgs {
+    #[command(flatten)]
+    selection: Selection,
+    /// Counted rounds (each runs every peer once per workload).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Discarded warm-up rounds.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Size of every workload, in percent of the sizes (e.g. 10 for a quick look).
+    #[arg(long, default_value_t = 100)]
+    percent: u64,
+    /// Writes OUT/results.json and OUT/report.md.
+    #[arg(long, default_value = "lab-results/actors")]
+    out: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -236,6 +256,7 @@ pub fn main() -> ExitCode {
         Some(Command::Report { dir }) => report_command(&dir),
         Some(Command::Lateness(args)) => lateness_command(args),
         Some(Command::TcpEcho(args)) => tcp_echo_command(args),
+        Some(Command::Actors(args)) => actors_command(args),
         Some(Command::Sample(args)) => sample_command(args),
         Some(Command::HttpHello(args)) => http_hello_command(args),
         Some(Command::FsBench(args)) => crate::fs_bench::run(args),
@@ -381,7 +402,10 @@ fn smoke_command(args: SmokeArgs) -> Result<ExitCode, String> {
         timeout: Duration::from_secs(args.selection.sample_timeout.min(30)),
     };
     let start = std::time::Instant::now();
-    let report = smoke::run(&options);
+    let mut report = smoke::run(&options);
+    if selected("actors", &options.filter) {
+        crate::actors::smoke(&mut report, options.workers, options.verbose);
+    }
     for failure in &report.failures {
         eprintln!("FAILED {failure}");
     }
@@ -527,5 +551,23 @@ fn sample_command(args: SampleArgs) -> Result<ExitCode, String> {
         ..RtConfig::new(runtime.flavor(), args.workers)
     };
     measure::child_main(runtime, &config, workload, args.scale, args.warmup);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn actors_command(args: ActorsArgs) -> Result<ExitCode, String> {
+    let peers: Vec<String> = if args.selection.runtimes.is_empty() {
+        crate::actors::PEERS.iter().map(|p| p.to_string()).collect()
+    } else {
+        args.selection.runtimes.clone()
+    };
+    let options = crate::actors::ActorOptions {
+        peers,
+        filter: args.selection.filter.clone(),
+        workers: args.selection.workers.unwrap_or_else(default_workers),
+        reps: args.reps.max(1),
+        warmup: args.warmup,
+        percent: args.percent.max(1),
+    };
+    crate::actors::run(&options, &args.out, !args.selection.quiet)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -24,6 +24,7 @@
 // the Send bound each one promises is visible where it is implemented.
 #![allow(clippy::manual_async_fn)]
 
+pub mod actors;
 pub mod adapter;
 pub mod agents;
 pub mod baseline;

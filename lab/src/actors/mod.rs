@@ -1,0 +1,285 @@
+//! `weft-lab actors`: actor classics for weft-actor against kameo, ractor, actix and plain
+//! tokio tasks + channels.
+//!
+//! # Shape
+//! * `adapter.rs` — `ActorPeer`, the operations every workload is written against (spawn an
+//!   actor from a boxed behaviour, tell, tell from inside a handler, ask, and the two
+//!   supervision scenarios); `workloads.rs` — each workload once, validating its output.
+//! * One file per peer, each on the runtime it needs: `weft_actor.rs` (weft), `tokio_tasks.rs`
+//!   (tokio; the baseline), `kameo.rs` and `ractor.rs` (tokio), `actix.rs` (actix-rt).
+//!
+//! # Fairness
+//! Rounds interleave the peers (round *i* runs every peer once per workload) on a fresh
+//! runtime per sample, so the paired ratios in `results.json` cancel the machine's drifts
+//! (`results::ratio`). All peers run with the same worker count; panics are silenced with one
+//! process-wide no-op hook for every peer, since printing 10,000 messages would dominate.
+//!
+//! # Rejected alternatives
+//! * A generic actor trait with typed messages per peer: each workload would need one actor
+//!   type per peer, i.e. be written five times. Boxed `u64` behaviours cost every peer the
+//!   same indirect call.
+
+mod actix;
+pub mod adapter;
+mod kameo;
+mod ractor;
+mod tokio_tasks;
+mod weft_actor;
+pub mod workloads;
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::results::{self, Machine, RatioRow, Results, Row, RowStats, Settings, SCHEMA};
+use crate::smoke::SmokeReport;
+use workloads::WORKLOADS;
+
+/// The peers, baseline-comparable with `weft-actor`.
+pub const PEERS: &[&str] = &["weft-actor", "kameo", "ractor", "actix", "tokio"];
+
+/// Peers this build can run, and why the others cannot.
+pub fn unavailable(peer: &str) -> Option<&'static str> {
+    match peer {
+        "weft-actor" | "tokio" | "ractor" | "kameo" | "actix" => None,
+        _ => Some("adapter not written yet"),
+    }
+}
+
+fn run_one(peer: &str, workload: &str, n: u64, workers: usize) -> Result<Option<Duration>, String> {
+    match peer {
+        "weft-actor" => workloads::run::<weft_actor::WeftActor>(workload, n, workers),
+        "tokio" => workloads::run::<tokio_tasks::TokioTasks>(workload, n, workers),
+        "ractor" => workloads::run::<ractor::Ractor>(workload, n, workers),
+        "kameo" => workloads::run::<kameo::Kameo>(workload, n, workers),
+        "actix" => workloads::run::<actix::Actix>(workload, n, workers),
+        other => Err(format!("unknown actor peer {other}")),
+    }
+}
+
+/// Runs one sample in a thread of its own, turning a panic outside the workload's own
+/// panicking actors into an error.
+fn sample(peer: &str, workload: &str, n: u64, workers: usize) -> Result<Option<Duration>, String> {
+    let (p, w) = (peer.to_string(), workload.to_string());
+    std::thread::spawn(move || run_one(&p, &w, n, workers))
+        .join()
+        .unwrap_or_else(|_| Err(format!("{workload} on {peer} panicked")))
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct ActorOptions {
+    pub peers: Vec<String>,
+    pub filter: Vec<String>,
+    pub workers: usize,
+    pub reps: usize,
+    pub warmup: usize,
+    /// Scale factor in percent of each workload's default size (100 = the issue's sizes).
+    pub percent: u64,
+}
+
+fn silence_panics() {
+    std::panic::set_hook(Box::new(|_| {}));
+}
+
+/// Measures every selected workload on every selected peer, interleaved, and returns
+/// `results.json`'s shape (ratios: `weft-actor` against every other peer).
+pub fn measure(o: &ActorOptions, progress: bool) -> Results {
+    silence_panics();
+    let mut rows: Vec<Row> = Vec::new();
+    for w in WORKLOADS.iter().filter(|w| crate::smoke::selected(w.name, &o.filter)) {
+        let n = scaled(w.name, w.scale, o.percent);
+        let mut samples: Vec<Vec<u64>> = vec![Vec::new(); o.peers.len()];
+        let mut status: Vec<Option<String>> = vec![None; o.peers.len()];
+        for (i, p) in o.peers.iter().enumerate() {
+            if let Some(why) = unavailable(p) {
+                status[i] = Some(format!("not yet: {why}"));
+            }
+        }
+        for round in 0..o.warmup + o.reps {
+            for (i, p) in o.peers.iter().enumerate() {
+                if status[i].is_some() {
+                    continue;
+                }
+                match sample(p, w.name, n, o.workers) {
+                    Ok(Some(t)) if round >= o.warmup => samples[i].push(t.as_nanos() as u64),
+                    Ok(Some(_)) => {}
+                    Ok(None) => status[i] = Some("not yet: the peer has no such supervision".into()),
+                    Err(e) => status[i] = Some(format!("failed: {e}")),
+                }
+                if progress {
+                    eprint!(".");
+                }
+            }
+        }
+        for (i, p) in o.peers.iter().enumerate() {
+            let (st, error) = match &status[i] {
+                None => ("ok".to_string(), None),
+                Some(s) if s.starts_with("not yet") => ("not yet".to_string(), Some(s.clone())),
+                Some(s) => ("failed".to_string(), Some(s.clone())),
+            };
+            let ok = st == "ok";
+            rows.push(Row {
+                workload: format!("actors/{}", w.name),
+                scale: n,
+                runtime: p.clone(),
+                status: st,
+                error,
+                group: "actors".into(),
+                stats: if ok { RowStats::of(&samples[i]) } else { None },
+                samples_ns: samples[i].clone(),
+            });
+        }
+    }
+    if progress {
+        eprintln!();
+    }
+    let ratios = ratios(&rows);
+    Results {
+        schema: SCHEMA,
+        machine: Machine::detect(),
+        profile: "actors".into(),
+        created_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        settings: Settings {
+            workers: o.workers,
+            reps: o.reps,
+            warmup: o.warmup,
+            runtimes: o.peers.clone(),
+            filter: if o.filter.is_empty() { None } else { Some(o.filter.join(",")) },
+        },
+        results: rows,
+        ratios,
+        agents: None,
+    }
+}
+
+fn scaled(name: &str, scale: u64, percent: u64) -> u64 {
+    let n = (scale * percent / 100).max(10);
+    if name == "skynet" {
+        // A power of ten, so every node has ten children.
+        10u64.pow(n.ilog10())
+    } else {
+        n
+    }
+}
+
+/// `weft-actor` ÷ each other peer, paired by round.
+pub fn ratios(rows: &[Row]) -> Vec<RatioRow> {
+    let mut out = Vec::new();
+    for row in rows.iter().filter(|r| r.runtime == "weft-actor") {
+        for b in rows.iter().filter(|b| b.workload == row.workload && b.scale == row.scale && b.runtime != "weft-actor")
+        {
+            out.extend(results::ratio(row, b));
+        }
+    }
+    out
+}
+
+/// The markdown table: median per peer (per operation) and weft-actor's ratio to each.
+pub fn markdown(r: &Results) -> String {
+    let mut s = String::new();
+    let peers = &r.settings.runtimes;
+    let _ = writeln!(s, "# weft-lab actors\n");
+    let _ = writeln!(
+        s,
+        "{} workers, {} rounds (+{} warm-up), peers interleaved per round; time per operation (median); \
+         ratio = weft-actor ÷ peer (paired by round; < 1 is a win), 95% CI.\n",
+        r.settings.workers, r.settings.reps, r.settings.warmup
+    );
+    let _ = write!(s, "| workload | n |");
+    for p in peers {
+        let _ = write!(s, " {p} |");
+    }
+    for p in peers.iter().filter(|p| *p != "weft-actor") {
+        let _ = write!(s, " vs {p} |");
+    }
+    let _ = write!(s, "\n|---|---|");
+    for _ in 0..peers.len() * 2 - 1 {
+        let _ = write!(s, "---|");
+    }
+    let _ = writeln!(s);
+    let mut seen = Vec::new();
+    for row in &r.results {
+        if seen.contains(&(&row.workload, row.scale)) {
+            continue;
+        }
+        seen.push((&row.workload, row.scale));
+        let _ = write!(s, "| {} | {} |", row.workload.trim_start_matches("actors/"), row.scale);
+        for p in peers {
+            let cell = match r.row(&row.workload, row.scale, p) {
+                Some(x) if x.is_ok() => crate::report::fmt_time(x.median().unwrap_or(0.0) / row.scale as f64),
+                Some(x) => x.status.clone(),
+                None => "-".into(),
+            };
+            let _ = write!(s, " {cell} |");
+        }
+        for p in peers.iter().filter(|p| *p != "weft-actor") {
+            let cell = r
+                .ratios
+                .iter()
+                .find(|q| q.workload == row.workload && q.scale == row.scale && &q.baseline == p)
+                .map_or("-".to_string(), |q| format!("{:.2}x [{:.2}, {:.2}]", q.median_ratio, q.ci95[0], q.ci95[1]));
+            let _ = write!(s, " {cell} |");
+        }
+        let _ = writeln!(s);
+    }
+    let notes: Vec<String> = r
+        .results
+        .iter()
+        .filter_map(|x| x.error.as_ref().map(|e| format!("* {} {}: {e}", x.workload, x.runtime)))
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(s, "\n{}", notes.join("\n"));
+    }
+    s
+}
+
+/// Measures and writes `DIR/results.json` and `DIR/report.md`.
+pub fn run(o: &ActorOptions, out: &Path, progress: bool) -> Result<Results, String> {
+    let r = measure(o, progress);
+    let md = markdown(&r);
+    print!("{md}");
+    std::fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    std::fs::write(out.join("results.json"), r.to_json()).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("report.md"), &md).map_err(|e| e.to_string())?;
+    println!("\nwrote {}/results.json and report.md", out.display());
+    Ok(r)
+}
+
+/// The actor workloads at their smoke sizes on every available peer, added to `report`.
+pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
+    silence_panics();
+    for w in WORKLOADS {
+        for p in PEERS {
+            if unavailable(p).is_some() {
+                report.skipped += 1;
+                continue;
+            }
+            let line = match sample(p, w.name, w.smoke, workers) {
+                Ok(Some(t)) => {
+                    report.passed += 1;
+                    format!(
+                        "ok       actors/{:<15} {:>6} {:<10} {:>10}",
+                        w.name,
+                        w.smoke,
+                        p,
+                        crate::report::fmt_time(t.as_nanos() as f64)
+                    )
+                }
+                Ok(None) => {
+                    report.skipped += 1;
+                    format!("not yet  actors/{:<15} {:>6} {:<10}", w.name, w.smoke, p)
+                }
+                Err(e) => {
+                    report.failed += 1;
+                    report.failures.push(format!("actors/{} {} {p}: {e}", w.name, w.smoke));
+                    format!("FAILED   actors/{:<15} {:>6} {:<10} {e}", w.name, w.smoke, p)
+                }
+            };
+            if verbose {
+                println!("{line}");
+            }
+            report.lines.push(line);
+        }
+    }
+}

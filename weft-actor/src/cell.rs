@@ -1,0 +1,260 @@
+//! `Cell`: the part of an actor that outlives its task and is shared by everyone who refers
+//! to it — its id, its signal queue, and who is watching it (links, monitors, its parent).
+//!
+//! Signals (stop, exits, downs, supervisor commands) travel beside the mailbox, not through
+//! it, so a full bounded mailbox never holds back a `Stop` and a signal never takes a slot of
+//! mailbox capacity. The queue is a `VecDeque` under a mutex plus a `has_signal` flag that
+//! the actor checks without locking before each message; the lock is taken only when a
+//! signal is pending or when the actor is about to park.
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+use weft::sync::oneshot;
+use weft::task::AbortHandle;
+
+use crate::exit::{ActorId, Down, Exit, ExitReason};
+
+/// Something delivered to an actor beside its mailbox.
+pub(crate) enum Signal {
+    /// Stop after the current message, with reason `Shutdown`.
+    Stop,
+    /// A linked actor stopped.
+    Exit(Exit),
+    /// A monitored actor stopped.
+    Down(Down),
+    /// A command for a supervisor (ignored by plain actors).
+    Command(Box<dyn Any + Send>),
+}
+
+/// Who is told when the actor stops.
+enum Watcher {
+    /// Two-way link: the other side gets `Signal::Exit`.
+    Link(Arc<Cell>),
+    /// The other side monitors this actor and gets `Signal::Down`.
+    Monitor(Arc<Cell>),
+    /// The supervisor: gets `Signal::Exit` with the original panic payload.
+    Parent(Arc<Cell>),
+    /// `ActorRef::wait_stopped`.
+    Waiter(oneshot::Sender<ExitReason>),
+}
+
+struct Inner {
+    signals: VecDeque<Signal>,
+    waker: Option<Waker>,
+    /// Set once, when the actor has stopped and its state has been dropped.
+    exited: Option<ExitReason>,
+    watchers: Vec<Watcher>,
+    names: Vec<String>,
+    abort: Option<AbortHandle>,
+}
+
+pub(crate) struct Cell {
+    id: ActorId,
+    /// A hint that `signals` is non-empty. Set (Release) after pushing under the lock, cleared
+    /// under the lock when the queue drains; the unlocked read (Acquire) in `poll_next` only
+    /// decides whether to take the lock, so a stale `false` costs one message of delay at most
+    /// and a stale `true` one lock.
+    has_signal: AtomicBool,
+    inner: Mutex<Inner>,
+}
+
+impl Cell {
+    pub(crate) fn new(parent: Option<Arc<Cell>>) -> Arc<Cell> {
+        Arc::new(Cell {
+            id: ActorId::next(),
+            has_signal: AtomicBool::new(false),
+            inner: Mutex::new(Inner {
+                signals: VecDeque::new(),
+                waker: None,
+                exited: None,
+                watchers: parent.map(Watcher::Parent).into_iter().collect(),
+                names: Vec::new(),
+                abort: None,
+            }),
+        })
+    }
+
+    pub(crate) fn id(&self) -> ActorId {
+        self.id
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic never happens while this lock is held (no user code runs under it), but be
+        // robust anyway: the data stays consistent at every unlock.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn set_abort(&self, abort: AbortHandle) {
+        self.lock().abort = Some(abort);
+    }
+
+    /// Aborts the actor's task (its state is dropped, reason `Killed`).
+    pub(crate) fn kill(&self) {
+        let abort = self.lock().abort.clone();
+        if let Some(a) = abort {
+            a.abort();
+        }
+    }
+
+    pub(crate) fn is_alive(&self) -> bool {
+        self.lock().exited.is_none()
+    }
+
+    /// Queues a signal and wakes the actor. Returns `false` (dropping the signal) when the
+    /// actor has already stopped.
+    pub(crate) fn signal(&self, signal: Signal) -> bool {
+        let waker = {
+            let mut g = self.lock();
+            if g.exited.is_some() {
+                return false;
+            }
+            g.signals.push_back(signal);
+            self.has_signal.store(true, Ordering::Release);
+            g.waker.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+        true
+    }
+
+    fn pop_locked(&self, g: &mut Inner) -> Option<Signal> {
+        let s = g.signals.pop_front();
+        if g.signals.is_empty() {
+            self.has_signal.store(false, Ordering::Relaxed);
+        }
+        s
+    }
+
+    /// Takes a pending signal without registering for a wake-up.
+    pub(crate) fn try_signal(&self) -> Option<Signal> {
+        if !self.has_signal.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut g = self.lock();
+        self.pop_locked(&mut g)
+    }
+
+    /// Takes a pending signal, or registers `cx`'s waker for the next one.
+    pub(crate) fn poll_signal(&self, cx: &mut Context<'_>) -> Poll<Signal> {
+        let mut g = self.lock();
+        if let Some(s) = self.pop_locked(&mut g) {
+            return Poll::Ready(s);
+        }
+        match &g.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => g.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
+    pub(crate) async fn recv_signal(&self) -> Signal {
+        poll_fn(|cx| self.poll_signal(cx)).await
+    }
+
+    /// Adds `watcher` to `target`'s watchers; if `target` has already stopped, delivers the
+    /// notice now instead (monitors and links of a dead actor fire at once, as in Erlang).
+    fn watch(target: &Arc<Cell>, watcher: Watcher) {
+        let dead = {
+            let mut g = target.lock();
+            match &g.exited {
+                None => {
+                    g.watchers.push(watcher);
+                    return;
+                }
+                Some(r) => (r.duplicate(), watcher),
+            }
+        };
+        notify(target.id, dead.1, dead.0);
+    }
+
+    /// `me` monitors `target`.
+    pub(crate) fn monitor(me: &Arc<Cell>, target: &Arc<Cell>) {
+        Cell::watch(target, Watcher::Monitor(me.clone()));
+    }
+
+    /// Two-way link between `a` and `b`.
+    pub(crate) fn link(a: &Arc<Cell>, b: &Arc<Cell>) {
+        if a.id == b.id {
+            return;
+        }
+        Cell::watch(b, Watcher::Link(a.clone()));
+        Cell::watch(a, Watcher::Link(b.clone()));
+    }
+
+    /// Removes the link between `a` and `b` (both directions) and monitors of `a` by `b`'s id.
+    pub(crate) fn unlink(a: &Arc<Cell>, b: &Arc<Cell>) {
+        a.lock().watchers.retain(|w| !matches!(w, Watcher::Link(c) if c.id == b.id));
+        b.lock().watchers.retain(|w| !matches!(w, Watcher::Link(c) if c.id == a.id));
+    }
+
+    /// A future resolving to a copy of the exit reason (the original when no parent claims it).
+    pub(crate) fn wait_stopped(self: &Arc<Cell>) -> oneshot::Receiver<ExitReason> {
+        let (tx, rx) = oneshot::channel();
+        Cell::watch(self, Watcher::Waiter(tx));
+        rx
+    }
+
+    pub(crate) fn add_name(&self, name: String) -> bool {
+        let mut g = self.lock();
+        if g.exited.is_some() {
+            return false;
+        }
+        g.names.push(name);
+        true
+    }
+
+    /// Records that the actor has stopped and tells every watcher. Called exactly once, after
+    /// the actor's state has been dropped (by `run::Incarnation::drop` or the supervisor's).
+    pub(crate) fn exit(&self, reason: ExitReason) {
+        let (watchers, names, signals) = {
+            let mut g = self.lock();
+            debug_assert!(g.exited.is_none(), "an actor exits once");
+            g.exited = Some(reason.duplicate());
+            g.waker = None;
+            g.abort = None;
+            self.has_signal.store(false, Ordering::Relaxed);
+            (std::mem::take(&mut g.watchers), std::mem::take(&mut g.names), std::mem::take(&mut g.signals))
+        };
+        // Undelivered signals (e.g. supervisor commands carrying reply senders) are dropped
+        // outside the lock: their destructors may wake other tasks.
+        drop(signals);
+        crate::registry::remove_names(self.id, names);
+        // The original payload goes to the parent if there is one, else to the first waiter.
+        let owner = watchers
+            .iter()
+            .position(|w| matches!(w, Watcher::Parent(_)))
+            .or_else(|| watchers.iter().position(|w| matches!(w, Watcher::Waiter(_))));
+        let spare = reason.duplicate();
+        let mut original = Some(reason);
+        for (i, w) in watchers.into_iter().enumerate() {
+            let r = match original.take_if(|_| Some(i) == owner) {
+                Some(r) => r,
+                None => spare.duplicate(),
+            };
+            if let Watcher::Link(other) = &w {
+                other.lock().watchers.retain(|x| !matches!(x, Watcher::Link(c) if c.id == self.id));
+            }
+            notify(self.id, w, r);
+        }
+    }
+}
+
+fn notify(id: ActorId, watcher: Watcher, reason: ExitReason) {
+    match watcher {
+        Watcher::Link(c) | Watcher::Parent(c) => {
+            c.signal(Signal::Exit(Exit { id, reason }));
+        }
+        Watcher::Monitor(c) => {
+            c.signal(Signal::Down(Down { id, reason }));
+        }
+        Watcher::Waiter(tx) => {
+            let _ = tx.send(reason);
+        }
+    }
+}

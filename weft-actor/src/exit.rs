@@ -1,0 +1,117 @@
+//! Why an actor stopped (`ExitReason`), and the two notices others receive about it: `Exit`
+//! (through a link) and `Down` (through a monitor).
+//!
+//! The panic payload is a `Box<dyn Any + Send>`, which cannot be cloned. The one party that
+//! owns the actor's lifecycle (its supervisor, or `ActorRef::wait_stopped` when unsupervised)
+//! receives the original payload; every other watcher receives `Panic` holding the panic
+//! message as a `String` (see `ExitReason::duplicate`).
+
+use std::any::Any;
+use std::fmt;
+
+/// Process-unique identity of one actor incarnation (a restarted child gets a new id).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct ActorId(pub(crate) u64);
+
+impl ActorId {
+    pub(crate) fn next() -> ActorId {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        ActorId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The id as a number (unique within the process).
+    pub fn as_u64(&self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for ActorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{}>", self.0)
+    }
+}
+
+/// Why an actor stopped.
+pub enum ExitReason {
+    /// It stopped itself (`Context::stop`) or every `ActorRef` to it was dropped.
+    Normal,
+    /// It was asked to stop (`ActorRef::stop`, its supervisor, or a linked actor that exited
+    /// with `Shutdown`).
+    Shutdown,
+    /// It was aborted: `ActorRef::kill`, a `brutal_kill`/timed-out shutdown, or runtime shutdown.
+    /// Its `stopped` hook did not run; its state was dropped.
+    Killed,
+    /// `started`, `handle` or a signal hook panicked; the payload is the panic's.
+    Panic(Box<dyn Any + Send>),
+}
+
+impl ExitReason {
+    /// `Normal` or `Shutdown`: the exits a `Transient` child is not restarted for (as in OTP).
+    pub fn is_normal(&self) -> bool {
+        matches!(self, ExitReason::Normal | ExitReason::Shutdown)
+    }
+
+    /// Whether the actor panicked.
+    pub fn is_panic(&self) -> bool {
+        matches!(self, ExitReason::Panic(_))
+    }
+
+    /// The panic message when the payload is a `&str` or `String`.
+    pub fn panic_message(&self) -> Option<&str> {
+        match self {
+            ExitReason::Panic(p) => {
+                p.downcast_ref::<&'static str>().copied().or_else(|| p.downcast_ref::<String>().map(String::as_str))
+            }
+            _ => None,
+        }
+    }
+
+    /// A copy for a second watcher: a panic payload becomes its message as a `String`.
+    pub(crate) fn duplicate(&self) -> ExitReason {
+        match self {
+            ExitReason::Normal => ExitReason::Normal,
+            ExitReason::Shutdown => ExitReason::Shutdown,
+            ExitReason::Killed => ExitReason::Killed,
+            ExitReason::Panic(_) => {
+                ExitReason::Panic(Box::new(self.panic_message().unwrap_or("<non-string panic payload>").to_string()))
+            }
+        }
+    }
+}
+
+impl fmt::Debug for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitReason::Normal => f.write_str("Normal"),
+            ExitReason::Shutdown => f.write_str("Shutdown"),
+            ExitReason::Killed => f.write_str("Killed"),
+            ExitReason::Panic(_) => write!(f, "Panic({:?})", self.panic_message().unwrap_or("..")),
+        }
+    }
+}
+
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A linked actor stopped. Delivered to `Actor::handle_exit` when the receiver traps exits;
+/// otherwise an abnormal reason stops the receiver with the same reason.
+#[derive(Debug)]
+pub struct Exit {
+    /// The actor that stopped.
+    pub id: ActorId,
+    /// Why.
+    pub reason: ExitReason,
+}
+
+/// A monitored actor stopped (or was already dead when the monitor was set up).
+#[derive(Debug)]
+pub struct Down {
+    /// The actor that stopped.
+    pub id: ActorId,
+    /// Why.
+    pub reason: ExitReason,
+}

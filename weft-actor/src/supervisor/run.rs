@@ -1,0 +1,336 @@
+//! The supervisor task: start the children in order, then react to one signal at a time —
+//! a child's exit (restart per strategy, counting intensity), a command from a
+//! `SupervisorRef`, or `Stop` (stop all children in reverse start order, then itself).
+//!
+//! Every wait for a child to stop is a wait on the child's `JoinHandle`: the task completes
+//! only after its `Incarnation` guard has dropped the state and reported the exit, so "the
+//! old incarnation has fully stopped" is exactly "its join handle is ready". A child that
+//! stops by itself has already dropped its state when its `Exit` signal arrives.
+
+use std::any::Any;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use weft::sync::oneshot;
+use weft::task::JoinHandle;
+
+use super::spec::{ChildSpec, Restart, Shutdown, Started, Strategy, SupervisorEvent, SupervisorSpec};
+use super::{ChildInfo, SupervisorError, SupervisorRef};
+use crate::cell::{Cell, Signal};
+use crate::exit::{ActorId, ExitReason};
+
+/// A request from a `SupervisorRef`, carried in `Signal::Command`.
+pub(crate) enum Command {
+    WhichChildren(oneshot::Sender<Vec<ChildInfo>>),
+    Child(String, oneshot::Sender<Option<Arc<dyn Any + Send + Sync>>>),
+    Children(oneshot::Sender<Vec<(String, Arc<dyn Any + Send + Sync>)>>),
+    StartChild(ChildSpec, oneshot::Sender<Result<(), SupervisorError>>),
+    TerminateChild(String, oneshot::Sender<bool>),
+}
+
+struct Running {
+    cell: Arc<Cell>,
+    join: JoinHandle<()>,
+    handle: Arc<dyn Any + Send + Sync>,
+}
+
+struct Child {
+    /// Increases in start-list order, so `children` stays sorted by it (binary search).
+    key: u64,
+    spec: ChildSpec,
+    running: Option<Running>,
+    restarts: u64,
+    /// Consecutive restarts for the backoff exponent; reset after a quiet `period`.
+    attempt: u32,
+    last_restart: Option<Instant>,
+}
+
+struct Supervisor {
+    spec: SupervisorSpec,
+    cell: Arc<Cell>,
+    children: Vec<Child>,
+    next_key: u64,
+    /// Running incarnation → its child's `key`: finds the child an `Exit` is about in
+    /// O(log n) even with 10,000 children.
+    by_actor: HashMap<ActorId, u64>,
+    /// Times of the restarts within the last `period` (restart intensity).
+    restarts: VecDeque<Instant>,
+    rng: u64,
+    reason: Option<ExitReason>,
+}
+
+impl Drop for Supervisor {
+    /// Reached with `reason == None` only when the supervisor's task is aborted or dropped by
+    /// runtime shutdown: then its children are aborted too (they cannot outlive it).
+    fn drop(&mut self) {
+        for c in self.children.iter_mut().rev() {
+            if let Some(r) = c.running.take() {
+                r.join.abort();
+            }
+        }
+        self.cell.exit(self.reason.take().unwrap_or(ExitReason::Killed));
+    }
+}
+
+pub(crate) fn spawn_supervisor(
+    spec: SupervisorSpec,
+    parent: Option<Arc<Cell>>,
+    ready: Option<oneshot::Sender<()>>,
+) -> (SupervisorRef, JoinHandle<()>) {
+    let cell = Cell::new(parent);
+    let seed = cell.id().as_u64()
+        ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+        ^ 0x9E37_79B9_7F4A_7C15;
+    let sup = Supervisor {
+        spec,
+        cell: cell.clone(),
+        children: Vec::new(),
+        next_key: 0,
+        by_actor: HashMap::new(),
+        restarts: VecDeque::new(),
+        rng: seed | 1,
+        reason: None,
+    };
+    let join = weft::spawn(run(sup, ready));
+    cell.set_abort(join.abort_handle());
+    (SupervisorRef { cell }, join)
+}
+
+async fn run(mut sup: Supervisor, ready: Option<oneshot::Sender<()>>) {
+    let specs = sup.spec.children.clone();
+    for spec in specs {
+        let i = sup.push(spec);
+        sup.start(i).await;
+    }
+    if let Some(tx) = ready {
+        let _ = tx.send(());
+    }
+    let reason = sup.serve().await;
+    sup.reason = Some(reason);
+}
+
+impl Supervisor {
+    fn emit(&self, event: SupervisorEvent<'_>) {
+        if let Some(f) = &self.spec.on_event {
+            f(&event);
+        }
+    }
+
+    fn index_of(&self, id: ActorId) -> Option<usize> {
+        let key = self.by_actor.get(&id)?;
+        self.children.binary_search_by_key(key, |c| c.key).ok()
+    }
+
+    /// Appends a child (not started); returns its index.
+    fn push(&mut self, spec: ChildSpec) -> usize {
+        self.next_key += 1;
+        self.children.push(Child {
+            key: self.next_key,
+            spec,
+            running: None,
+            restarts: 0,
+            attempt: 0,
+            last_restart: None,
+        });
+        self.children.len() - 1
+    }
+
+    fn take_running(&mut self, i: usize) -> Option<Running> {
+        let r = self.children[i].running.take()?;
+        self.by_actor.remove(&r.cell.id());
+        Some(r)
+    }
+
+    async fn serve(&mut self) -> ExitReason {
+        loop {
+            match self.cell.recv_signal().await {
+                Signal::Stop => {
+                    self.stop_all().await;
+                    return ExitReason::Shutdown;
+                }
+                Signal::Exit(e) => {
+                    // An exit from an incarnation we no longer run (one we stopped) is stale.
+                    if let Some(i) = self.index_of(e.id) {
+                        if !self.child_exited(i, e.reason).await {
+                            return ExitReason::Shutdown;
+                        }
+                    }
+                }
+                Signal::Down(_) => {}
+                Signal::Command(c) => {
+                    if let Ok(c) = c.downcast::<Command>() {
+                        self.command(*c).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts child `i` and waits until its `started` hook has returned.
+    async fn start(&mut self, i: usize) {
+        let Started { cell, join, handle, ready } = (self.children[i].spec.start)(self.cell.clone());
+        self.by_actor.insert(cell.id(), self.children[i].key);
+        self.children[i].running = Some(Running { cell, join, handle });
+        let _ = ready.await;
+    }
+
+    /// Stops child `i` per its `Shutdown` and waits until it has fully stopped.
+    async fn stop(&mut self, i: usize) {
+        let Some(Running { cell, mut join, .. }) = self.take_running(i) else { return };
+        match self.children[i].spec.shutdown {
+            Shutdown::BrutalKill => join.abort(),
+            Shutdown::Timeout(d) => {
+                cell.signal(Signal::Stop);
+                if weft::time::timeout(d, &mut join).await.is_ok() {
+                    return;
+                }
+                join.abort();
+            }
+            Shutdown::Infinity => {
+                cell.signal(Signal::Stop);
+            }
+        }
+        let _ = join.await;
+    }
+
+    async fn stop_all(&mut self) {
+        for i in (0..self.children.len()).rev() {
+            self.stop(i).await;
+        }
+    }
+
+    fn next_random(&mut self) -> f64 {
+        // xorshift64: enough for jitter, no dependency.
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        (self.rng >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    async fn restart(&mut self, i: usize) {
+        let now = Instant::now();
+        let period = self.spec.period;
+        let c = &mut self.children[i];
+        if c.last_restart.is_some_and(|t| now.duration_since(t) > period) {
+            c.attempt = 0;
+        }
+        let attempt = c.attempt;
+        c.attempt = c.attempt.saturating_add(1);
+        c.last_restart = Some(now);
+        c.restarts += 1;
+        if let Some(b) = self.spec.backoff {
+            let r = self.next_random();
+            weft::time::sleep(b.delay(attempt, r)).await;
+        }
+        self.start(i).await;
+        let c = &self.children[i];
+        self.emit(SupervisorEvent::ChildRestarted { child: &c.spec.id, restarts: c.restarts });
+    }
+
+    /// Handles child `i`'s own exit. Returns `false` when restart intensity was exceeded and
+    /// the supervisor has stopped all its children and must stop itself.
+    async fn child_exited(&mut self, i: usize, reason: ExitReason) -> bool {
+        self.take_running(i);
+        self.emit(SupervisorEvent::ChildExited { child: &self.children[i].spec.id, reason: &reason });
+        let restart = match self.children[i].spec.restart {
+            Restart::Permanent => true,
+            Restart::Transient => !reason.is_normal(),
+            Restart::Temporary => false,
+        };
+        drop(reason);
+        if !restart {
+            if self.children[i].spec.restart == Restart::Temporary || self.spec.strategy == Strategy::Dynamic {
+                self.children.remove(i);
+            }
+            return true;
+        }
+        let now = Instant::now();
+        self.restarts.push_back(now);
+        while self.restarts.front().is_some_and(|t| now.duration_since(*t) > self.spec.period) {
+            self.restarts.pop_front();
+        }
+        if self.restarts.len() > self.spec.max_restarts as usize {
+            self.emit(SupervisorEvent::IntensityExceeded);
+            self.stop_all().await;
+            return false;
+        }
+        let n = self.children.len();
+        let group: Vec<usize> = match self.spec.strategy {
+            Strategy::OneForOne | Strategy::Dynamic => vec![i],
+            Strategy::OneForAll => (0..n).collect(),
+            Strategy::RestForOne => (i..n).collect(),
+        };
+        // Only the failed child and the siblings this restart stops are started again.
+        let restart: Vec<usize> =
+            group.iter().copied().filter(|&j| j == i || self.children[j].running.is_some()).collect();
+        for &j in group.iter().rev() {
+            if j != i {
+                self.stop(j).await;
+            }
+        }
+        for &j in &restart {
+            if self.children[j].spec.restart != Restart::Temporary {
+                self.restart(j).await;
+            }
+        }
+        // Temporary siblings stopped by the restart are not started again: remove them.
+        let mut j = 0;
+        self.children.retain(|c| {
+            j += 1;
+            !(restart.contains(&(j - 1)) && c.spec.restart == Restart::Temporary && c.running.is_none())
+        });
+        true
+    }
+
+    async fn command(&mut self, c: Command) {
+        match c {
+            Command::WhichChildren(tx) => {
+                let info = self
+                    .children
+                    .iter()
+                    .map(|c| ChildInfo {
+                        id: c.spec.id.clone(),
+                        actor: c.running.as_ref().map(|r| r.cell.id()),
+                        restarts: c.restarts,
+                    })
+                    .collect();
+                let _ = tx.send(info);
+            }
+            Command::Child(id, tx) => {
+                let h = self
+                    .children
+                    .iter()
+                    .find(|c| c.spec.id == id)
+                    .and_then(|c| c.running.as_ref())
+                    .map(|r| r.handle.clone());
+                let _ = tx.send(h);
+            }
+            Command::Children(tx) => {
+                let all = self
+                    .children
+                    .iter()
+                    .filter_map(|c| c.running.as_ref().map(|r| (c.spec.id.clone(), r.handle.clone())))
+                    .collect();
+                let _ = tx.send(all);
+            }
+            Command::StartChild(spec, tx) => {
+                if self.children.iter().any(|c| c.spec.id == spec.id) {
+                    let _ = tx.send(Err(SupervisorError::AlreadyPresent(spec.id)));
+                    return;
+                }
+                let i = self.push(spec);
+                self.start(i).await;
+                let _ = tx.send(Ok(()));
+            }
+            Command::TerminateChild(id, tx) => {
+                let found = self.children.iter().position(|c| c.spec.id == id);
+                if let Some(i) = found {
+                    self.stop(i).await;
+                    self.children.remove(i);
+                }
+                let _ = tx.send(found.is_some());
+            }
+        }
+    }
+}
