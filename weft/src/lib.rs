@@ -26,6 +26,8 @@
 pub mod compat;
 pub mod io;
 pub(crate) mod loom;
+#[doc(hidden)]
+pub mod macros;
 pub mod net;
 pub mod runtime;
 pub mod signal;
@@ -43,4 +45,6 @@ pub use weft_macros::{main, test};
 pub mod __private {
     //! Used by the code `#[weft::main]` / `#[weft::test]` expand to.
     pub use crate::runtime::Builder;
+    #[cfg(feature = "macros")]
+    pub use weft_macros::{join_impl, select_impl, try_join_impl};
 }
