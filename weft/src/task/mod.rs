@@ -46,7 +46,7 @@
 //! tasks), `coop` (budget), `yield_now`, `join_set`, `local` (LocalSet, spawn_local).
 
 mod abort;
-pub(crate) mod coop;
+pub mod coop;
 pub(crate) mod core;
 mod error;
 mod harness;
