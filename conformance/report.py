@@ -32,20 +32,18 @@ excluded = read_list(excluded_path)
 included = [l.strip() for l in open(os.path.join(out, "included.txt")) if l.strip()]
 built = dict(l.split(" ", 1) for l in open(os.path.join(out, "built.txt")).read().splitlines() if l)
 
-# First compiler error per target, and how many.
+# First compiler error per target, and how many: run.sh renders diagnostics to build.log,
+# where each target's errors precede its "could not compile ... (test "NAME")" line.
 errors = {}
-for line in open(os.path.join(out, "build.json")):
-    try:
-        m = json.loads(line)
-    except ValueError:
-        continue
-    if m.get("reason") != "compiler-message" or m["message"]["level"] != "error":
-        continue
-    name = m["target"]["name"]
-    text = m["message"]["message"]
-    if text.startswith("aborting due to") or text.startswith("could not compile"):
-        continue
-    errors.setdefault(name, []).append(text)
+pending = []
+for line in open(os.path.join(out, "build.log"), errors="replace"):
+    m = re.match(r"error(\[E\d+\])?: (.*)", line)
+    if m and not m.group(2).startswith(("could not compile", "aborting due to")):
+        pending.append(m.group(2).strip())
+    m = re.search(r'could not compile `[^`]*` \(test "([^"]+)"\)', line)
+    if m:
+        errors[m.group(1)] = pending
+        pending = []
 
 files_compiled = files_passing = passed = failed = ignored = 0
 problems = []  # (key, detail)
