@@ -27,6 +27,8 @@ pub mod compat;
 pub mod fs;
 pub mod io;
 pub(crate) mod loom;
+#[doc(hidden)]
+pub mod macros;
 pub mod metrics;
 pub mod net;
 pub mod process;
@@ -46,4 +48,6 @@ pub use weft_macros::{main, test};
 pub mod __private {
     //! Used by the code `#[weft::main]` / `#[weft::test]` expand to.
     pub use crate::runtime::Builder;
+    #[cfg(feature = "macros")]
+    pub use weft_macros::{join_impl, select_impl, try_join_impl};
 }

@@ -106,8 +106,9 @@ pub(crate) fn give_back_unit() {
     });
 }
 
-/// True when the current task still has budget (or is unconstrained).
-pub(crate) fn has_budget_remaining() -> bool {
+/// True when the current task still has budget (or is unconstrained). Public as
+/// `task::coop::has_budget_remaining`, like tokio's.
+pub fn has_budget_remaining() -> bool {
     CURRENT.try_with(|c| c.get() != Some(0)).unwrap_or(true)
 }
 

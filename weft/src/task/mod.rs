@@ -46,7 +46,7 @@
 //! tasks), `coop` (budget), `yield_now`, `join_set`, `local` (LocalSet, spawn_local).
 
 mod abort;
-pub(crate) mod coop;
+pub mod coop;
 pub(crate) mod core;
 mod error;
 mod harness;
@@ -58,6 +58,7 @@ mod local;
 pub(crate) mod panic_hook;
 pub(crate) mod raw;
 mod state;
+mod task_local;
 mod waker;
 mod yield_now;
 
@@ -71,6 +72,7 @@ pub use id::Id;
 pub use join::JoinHandle;
 pub use join_set::JoinSet;
 pub use local::{spawn_local, LocalSet};
+pub use task_local::{AccessError, LocalKey, TaskLocalFuture};
 pub use yield_now::yield_now;
 
 pub(crate) use list::OwnedTasks;

@@ -1,0 +1,1 @@
+//! Empty: the crate exists for its test targets (see run.sh).
