@@ -5,13 +5,13 @@
 #
 #   conformance/run.sh [FILE_FILTER_REGEX]
 #
-# Env: CARGO_TARGET_DIR (default /work/main/target/conformance), CONFORMANCE_JOBS (parallel
+# Env: CARGO_TARGET_DIR (default ../target/conformance), CONFORMANCE_JOBS (parallel
 # test binaries, default 2), CONFORMANCE_TIMEOUT (seconds per test binary, default 120),
 # CONFORMANCE_STRICT=1 (exit 1 when a failure is not listed in known-failures.txt).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/main/target/conformance}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/../target/conformance}"
 filter="${1:-.}"
 out="$CARGO_TARGET_DIR/conformance-run"
 rm -rf "$out" && mkdir -p "$out/logs"
