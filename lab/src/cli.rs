@@ -55,6 +55,8 @@ enum Command {
     HttpHello(HttpHelloArgs),
     #[command(name = "__http_server", hide = true)]
     HttpServer(HttpServerArgs),
+    /// Search Claude Code transcripts (QUERY), generate a corpus (gen-corpus), or bench engines (bench).
+    Search(crate::search::SearchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -230,6 +232,7 @@ pub fn main() -> ExitCode {
         Some(Command::TcpEcho(args)) => tcp_echo_command(args),
         Some(Command::Sample(args)) => sample_command(args),
         Some(Command::HttpHello(args)) => http_hello_command(args),
+        Some(Command::Search(args)) => crate::search::command(args),
         Some(Command::HttpServer(args)) => {
             let runtime =
                 RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
@@ -368,7 +371,24 @@ fn smoke_command(args: SmokeArgs) -> Result<ExitCode, String> {
         timeout: Duration::from_secs(args.selection.sample_timeout.min(30)),
     };
     let start = std::time::Instant::now();
-    let report = smoke::run(&options);
+    let mut report = smoke::run(&options);
+    if selected("search", &options.filter) {
+        for line in crate::search::smoke(&options.exe) {
+            match line {
+                Ok(l) => {
+                    report.passed += 1;
+                    if options.verbose {
+                        println!("ok       {l}");
+                    }
+                }
+                Err(e) => {
+                    report.failed += 1;
+                    println!("FAILED   {e}");
+                    report.failures.push(e);
+                }
+            }
+        }
+    }
     for failure in &report.failures {
         eprintln!("FAILED {failure}");
     }

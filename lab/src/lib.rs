@@ -34,6 +34,7 @@ pub mod measure;
 pub mod report;
 pub mod results;
 pub mod runtimes;
+pub mod search;
 pub mod smoke;
 pub mod stats;
 pub mod sweep;
