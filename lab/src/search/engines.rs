@@ -137,10 +137,30 @@ pub fn list_files(root: &Path) -> io::Result<(Vec<PathBuf>, Vec<Skipped>)> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => stack.push(path),
-                _ if path.extension().is_some_and(|x| x == "jsonl") => files.push(path),
-                _ => {}
+            let Ok(mut kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            if kind.is_symlink() {
+                // Followed for files only (a directory link could loop).
+                match std::fs::metadata(&path) {
+                    Ok(m) => kind = m.file_type(),
+                    Err(e) => {
+                        skipped.push(Skipped { path: path.display().to_string(), reason: describe_io(&e) });
+                        continue;
+                    }
+                }
+            }
+            if kind.is_file() {
+                files.push(path);
+            } else {
+                // A FIFO would block `open` forever; sockets and devices are not transcripts.
+                let reason = if kind.is_dir() { "is a directory, not a file" } else { "not a regular file" };
+                skipped.push(Skipped { path: path.display().to_string(), reason: reason.into() });
             }
         }
     }
