@@ -53,6 +53,9 @@ enum Command {
     Sample(SampleArgs),
     /// hyper HTTP/1.1 hello server per runtime (child process) under a fixed load generator.
     HttpHello(HttpHelloArgs),
+    /// weft::fs vs tokio::fs: BufReader lines, whole-file reads, directory walk.
+    #[command(name = "fs-bench")]
+    FsBench(crate::fs_bench::FsBenchArgs),
     #[command(name = "__http_server", hide = true)]
     HttpServer(HttpServerArgs),
     /// Search Claude Code transcripts (QUERY), generate a corpus (gen-corpus), or bench engines (bench).
@@ -233,6 +236,7 @@ pub fn main() -> ExitCode {
         Some(Command::Sample(args)) => sample_command(args),
         Some(Command::HttpHello(args)) => http_hello_command(args),
         Some(Command::Search(args)) => crate::search::command(args),
+        Some(Command::FsBench(args)) => crate::fs_bench::run(args),
         Some(Command::HttpServer(args)) => {
             let runtime =
                 RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));

@@ -28,6 +28,7 @@ pub mod adapter;
 pub mod baseline;
 pub mod cli;
 pub mod echo_latency;
+pub mod fs_bench;
 pub mod http_hello;
 pub mod lateness;
 pub mod measure;

@@ -24,6 +24,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod compat;
+pub mod fs;
 pub mod io;
 pub(crate) mod loom;
 pub mod net;

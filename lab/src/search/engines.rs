@@ -6,8 +6,8 @@
 //! - `sequential`: one thread, `std::fs::read` + search per file (the floor for the work).
 //! - `rayon`: `par_iter` over the files on a pool of `--pool` (default: cores) threads.
 //! - `weft`: a task per file; each runs read + parse + match in one `spawn_blocking` closure.
-//! - `weft-inline`: a task per file; the whole-file read goes to the pool, parse + match run
-//!   inline on the worker.
+//! - `weft-inline`: a task per file; the whole-file read is `weft::fs::read` (one pool hop),
+//!   parse + match run inline on the worker.
 //! - `tokio`: the original tool's shape: `tokio::fs::File` + 8 KB `BufReader`, a line per await
 //!   (`read_until`, not `next_line`: `next_line` fails the rest of a file at the first line of
 //!   invalid UTF-8, and every engine must skip and count such a line instead).
@@ -262,8 +262,7 @@ pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Re
                         let (files, query) = (files.clone(), query.clone());
                         weft::spawn(async move {
                             if inline {
-                                let path = files[i].clone();
-                                let data = weft::task::spawn_blocking(move || std::fs::read(path)).await??;
+                                let data = weft::fs::read(&files[i]).await?;
                                 Ok(search_bytes(&data, i, &query, limit))
                             } else {
                                 weft::task::spawn_blocking(move || search_file(&files[i], i, &query, limit)).await?

@@ -5,11 +5,16 @@
 //! and futures-io's `AsyncRead`/`AsyncWrite`. Re-exporting tokio's traits, rather than
 //! defining look-alikes, is what makes `use weft as tokio;` code, tokio-util codecs and
 //! tokio-rustls work on weft sockets unchanged. `Interest` and `Ready` are weft's own (tokio
-//! only exposes them with its `net` feature, which would pull in its reactor).
+//! only exposes them with its `net` feature, which would pull in its reactor). `stdin`,
+//! `stdout` and `stderr` are weft's, run on the blocking pool (`stdio.rs`).
 
 mod ready;
+mod stdio;
+#[cfg(unix)]
+pub mod unix;
 
 pub use ready::{Interest, Ready};
+pub use stdio::{stderr, stdin, stdout, Stderr, Stdin, Stdout};
 
 pub use std::io::{Error, ErrorKind, Result};
 pub use tokio::io::{

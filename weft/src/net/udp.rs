@@ -74,6 +74,21 @@ impl UdpSocket {
     pub async fn writable(&self) -> io::Result<()> {
         self.ready(Interest::WRITABLE).await.map(drop)
     }
+    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_ready(cx, Direction::Read).map_ok(drop)
+    }
+    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_ready(cx, Direction::Write).map_ok(drop)
+    }
+    /// Runs `f` (a non-blocking call on this socket) if `interest` is ready now; clears the
+    /// readiness when `f` reports `WouldBlock`.
+    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        self.io.registration().try_io(interest, f)
+    }
+    /// Waits for `interest`, runs `f`, and retries while it reports `WouldBlock`.
+    pub async fn async_io<R>(&self, interest: Interest, f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
+        self.io.registration().async_io(interest, f).await
+    }
 
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
         self.io.registration().async_io(Interest::WRITABLE, || self.io.get_ref().send(buf)).await

@@ -104,6 +104,49 @@ impl UnixStream {
     pub fn shutdown_std(&self, how: Shutdown) -> io::Result<()> {
         self.io.get_ref().shutdown(how)
     }
+    /// Borrowed read and write halves, usable from two futures at once (no locking: both
+    /// directions of the socket are independent).
+    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+        (ReadHalf(self), WriteHalf(self))
+    }
+}
+
+/// The read half of [`UnixStream::split`].
+#[derive(Debug)]
+pub struct ReadHalf<'a>(&'a UnixStream);
+
+/// The write half of [`UnixStream::split`]; `shutdown` shuts the write direction.
+#[derive(Debug)]
+pub struct WriteHalf<'a>(&'a UnixStream);
+
+impl AsyncRead for ReadHalf<'_> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        self.0.io.poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for WriteHalf<'_> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.0.io.poll_write(cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.0.shutdown_std(Shutdown::Write))
+    }
+}
+
+impl AsRef<UnixStream> for ReadHalf<'_> {
+    fn as_ref(&self) -> &UnixStream {
+        self.0
+    }
+}
+
+impl AsRef<UnixStream> for WriteHalf<'_> {
+    fn as_ref(&self) -> &UnixStream {
+        self.0
+    }
 }
 
 impl AsyncRead for UnixStream {
@@ -198,8 +241,42 @@ impl UnixDatagram {
     pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().recv(buf))
     }
+    pub fn try_send_to(&self, buf: &[u8], path: impl AsRef<Path>) -> io::Result<usize> {
+        let path = path.as_ref();
+        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().send_to(buf, path))
+    }
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().recv_from(buf))
+    }
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().peer_addr()
+    }
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         self.io.registration().ready(interest).await
+    }
+    pub async fn readable(&self) -> io::Result<()> {
+        self.ready(Interest::READABLE).await.map(drop)
+    }
+    pub async fn writable(&self) -> io::Result<()> {
+        self.ready(Interest::WRITABLE).await.map(drop)
+    }
+    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_ready(cx, Direction::Read).map_ok(drop)
+    }
+    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_ready(cx, Direction::Write).map_ok(drop)
+    }
+    /// Runs `f` (a non-blocking call on this socket) if `interest` is ready now; clears the
+    /// readiness when `f` reports `WouldBlock`.
+    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        self.io.registration().try_io(interest, f)
+    }
+    /// Waits for `interest`, runs `f`, and retries while it reports `WouldBlock`.
+    pub async fn async_io<R>(&self, interest: Interest, f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
+        self.io.registration().async_io(interest, f).await
     }
 }
 

@@ -51,6 +51,22 @@ impl TcpSocket {
     pub fn set_linger(&self, dur: Option<std::time::Duration>) -> io::Result<()> {
         self.inner.set_linger(dur)
     }
+    pub fn linger(&self) -> io::Result<Option<std::time::Duration>> {
+        self.inner.linger()
+    }
+    pub fn nodelay(&self) -> io::Result<bool> {
+        self.inner.nodelay()
+    }
+    /// `TCP_QUICKACK` (Linux).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn quickack(&self) -> io::Result<bool> {
+        self.inner.quickack()
+    }
+    /// Sets `TCP_QUICKACK` (Linux).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn set_quickack(&self, on: bool) -> io::Result<()> {
+        self.inner.set_quickack(on)
+    }
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.local_addr()?.as_socket().ok_or_else(|| io::Error::other("not an IP socket"))
     }

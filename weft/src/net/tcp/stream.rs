@@ -82,6 +82,29 @@ impl TcpStream {
         self.io.get_ref().set_nodelay(nodelay)
     }
 
+    /// `SO_LINGER`: how long `close` may block to send unsent data (`None`: not at all).
+    pub fn linger(&self) -> io::Result<Option<std::time::Duration>> {
+        socket2::SockRef::from(self.io.get_ref()).linger()
+    }
+
+    /// Sets `SO_LINGER`; `Some(Duration::ZERO)` makes `close` reset the connection.
+    pub fn set_linger(&self, dur: Option<std::time::Duration>) -> io::Result<()> {
+        socket2::SockRef::from(self.io.get_ref()).set_linger(dur)
+    }
+
+    /// `TCP_QUICKACK` (Linux): whether ACKs are sent immediately rather than delayed.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn quickack(&self) -> io::Result<bool> {
+        socket2::SockRef::from(self.io.get_ref()).quickack()
+    }
+
+    /// Sets `TCP_QUICKACK` (Linux; the kernel may clear it again on its own, as documented
+    /// in tcp(7)).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
+        socket2::SockRef::from(self.io.get_ref()).set_quickack(quickack)
+    }
+
     pub fn ttl(&self) -> io::Result<u32> {
         self.io.get_ref().ttl()
     }

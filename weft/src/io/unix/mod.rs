@@ -1,0 +1,6 @@
+//! Unix-only I/O: [`AsyncFd`], readiness for any file descriptor (tokio's
+//! `io::unix::AsyncFd`).
+
+mod async_fd;
+
+pub use async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
