@@ -25,7 +25,7 @@ pub struct Query {
 #[derive(Debug)]
 enum Expr {
     /// A lower-cased substring.
-    Substring(memmem::Finder<'static>),
+    Substring(Box<memmem::Finder<'static>>),
     Regex(Regex),
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
@@ -238,7 +238,7 @@ impl Parser {
                             .map_err(|e| QueryError(e.to_string()))?,
                     );
                 }
-                Ok(Expr::Substring(memmem::Finder::new(s.to_lowercase().as_bytes()).into_owned()))
+                Ok(Expr::Substring(Box::new(memmem::Finder::new(s.to_lowercase().as_bytes()).into_owned())))
             }
             Some(Token::Regex(pattern, flags)) => {
                 self.pos += 1;
