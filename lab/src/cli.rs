@@ -65,6 +65,8 @@ enum Command {
     ServeOllama(crate::agents::command::ServeArgs),
     /// Actor classics: weft-actor against kameo, ractor, actix and plain tokio tasks.
     Actors(ActorsArgs),
+    /// Search Claude Code transcripts (QUERY), generate a corpus (gen-corpus), or bench engines (bench).
+    Search(crate::search::SearchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -259,6 +261,7 @@ pub fn main() -> ExitCode {
         Some(Command::Actors(args)) => actors_command(args),
         Some(Command::Sample(args)) => sample_command(args),
         Some(Command::HttpHello(args)) => http_hello_command(args),
+        Some(Command::Search(args)) => crate::search::command(args),
         Some(Command::FsBench(args)) => crate::fs_bench::run(args),
         Some(Command::HttpServer(args)) => {
             let runtime =
@@ -405,6 +408,23 @@ fn smoke_command(args: SmokeArgs) -> Result<ExitCode, String> {
     let mut report = smoke::run(&options);
     if selected("actors", &options.filter) {
         crate::actors::smoke(&mut report, options.workers, options.verbose);
+    }
+    if selected("search", &options.filter) {
+        for line in crate::search::smoke(&options.exe) {
+            match line {
+                Ok(l) => {
+                    report.passed += 1;
+                    if options.verbose {
+                        println!("ok       {l}");
+                    }
+                }
+                Err(e) => {
+                    report.failed += 1;
+                    println!("FAILED   {e}");
+                    report.failures.push(e);
+                }
+            }
+        }
     }
     for failure in &report.failures {
         eprintln!("FAILED {failure}");

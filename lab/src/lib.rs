@@ -37,6 +37,7 @@ pub mod measure;
 pub mod report;
 pub mod results;
 pub mod runtimes;
+pub mod search;
 pub mod smoke;
 pub mod stats;
 pub mod sweep;

@@ -8,20 +8,56 @@
 //! returns a normal `JoinHandle`, panics become `JoinError`s, and aborting a queued closure
 //! cancels it) whose future completes in its one and only poll.
 //!
-//! # Size
-//! At most `default_max_threads()` threads (`Builder::max_blocking_threads` to change it):
-//! 8 × the CPU cores, at least 16 and at most 128 (the `WEFT_MAX_BLOCKING_THREADS`
-//! environment variable overrides it). Why not tokio's 512: a published tokio tuning guide (one
-//! of the reports this project started from, not in this repository) calls 512 "dangerously
-//! large" (resource exhaustion under a burst of blocking calls) and rarely sizes a pool above
-//! 100, and a published file-search benchmark was fastest with smol's blocking pool bounded
-//! by the core count. Why not the cores alone: most blocking work
-//! *waits* (DNS, disk, a pipe) rather than computes, and a pool too small for the waiting is a
-//! trap — blocking tasks that wait on each other (a reader of a pipe whose writer is also a
-//! blocking task; a DNS lookup queued behind slow file copies) stall or deadlock once it is
-//! full; the floor of 16 keeps that rare. Threads
-//! are spawned on demand (only when no idle thread is waiting) and exit after
-//! `DEFAULT_KEEP_ALIVE` (10 s) idle, so an idle runtime holds no blocking threads.
+//! # Size: the pool sizes itself
+//! The problem (a published file-search benchmark, one of the reports this project started
+//! from, not in this repository): a file search ran 8% slower on
+//! smol's default pool (500 threads on 10 cores) than with `BLOCKING_MAX_THREADS` = cores, and
+//! a sweep found 1 thread 6× slower than 10; tokio's 512 has the same trap. The best fixed size
+//! depends on the work: CPU-bound closures (parse a file from the page cache) want about one
+//! thread per core; closures that *wait* (DNS, a pipe, a cold disk) want many more; and
+//! closures that wait *on each other* deadlock in any pool too small for all of them.
+//!
+//! The rule, "keep the cores busy; replace the threads that block":
+//! 1. *Floor*: up to `min(cores, cap)` threads are spawned on demand, as before (a queued
+//!    closure with no idle thread gets a new one).
+//! 2. *Growth past the floor* is decided by a supervisor thread that exists only while a backlog
+//!    does (closures queued, no idle thread, fewer threads than the cap). Every `TICK` (2 ms) it
+//!    reads each pool thread's scheduler accounting (`/proc/self/task/<tid>/schedstat`: time on
+//!    a CPU, time waiting in a run queue) and computes the *blocked* thread-equivalents of the
+//!    last tick: busy threads × tick − on-CPU time − run-queue wait. Each whole blocked thread is
+//!    replaced by a new one. A thread that computes, or waits only for a CPU (a busy machine),
+//!    is never counted as blocked, so CPU-bound work stays at the floor, where the sweep in
+//!    `weft-lab search bench` finds the optimum; waiting work grows until the cores are busy
+//!    again or the cap is reached; closures waiting on each other are all blocked, so the pool
+//!    grows until they can meet.
+//! 3. *Shrinking*: a thread idle for the keep-alive (10 s) exits, so the pool falls back to zero.
+//!    There is no early shrink: growth happens only while threads block, and a blocked thread
+//!    that wakes up finds the queue drained soon after.
+//! 4. *The cap* (`Builder::max_blocking_threads`, default 8 × cores clamped to 16..=128, or
+//!    `WEFT_MAX_BLOCKING_THREADS`) bounds all of it: an explicit size is never exceeded.
+//!
+//! Where `/proc/self/task/<tid>/schedstat` cannot be read (not Linux, or no scheduler
+//! accounting), the supervisor falls back to a starvation rule: no closure completed for
+//! `STARVATION_TICKS` ticks while a backlog waited → one more thread (the rule .NET's pool uses
+//! on top of its hill climbing). Under loom the floor is the cap and there is no supervisor.
+//!
+//! Rejected alternatives:
+//! - *A fixed size* (tokio 512, smol 500, weft before this: 8 × cores in 16..=128): right for
+//!   one workload at a time; the report's sweep shows the cost of the wrong one.
+//! - *Hill climbing on throughput* (.NET): perturb the thread count, keep the change if the
+//!   completion rate improved. It needs many noisy samples per decision (hundreds of ms), while
+//!   a search of a few thousand files is over in a few hundred ms, and it cannot tell "more
+//!   threads would not help" from "the machine is noisy". Blocked time measures the cause
+//!   directly, in one tick.
+//! - *Thread CPU clocks alone* (`CLOCK_THREAD_CPUTIME_ID`): off-CPU time then mixes blocked and
+//!   runnable-but-waiting, so a pool on a busy machine would grow into the oversubscription it
+//!   should avoid; `schedstat` separates the two.
+//! - *Go's sysmon per-syscall handoff*: needs every blocking call to announce itself; closures
+//!   given to `spawn_blocking` are arbitrary code.
+//!
+//! Known limit: a closure that waits by spinning looks like computation and is not replaced.
+//! Threads are spawned on demand and exit after `DEFAULT_KEEP_ALIVE` (10 s) idle, so an idle
+//! runtime holds no blocking threads.
 //!
 //! # Shutdown, as steps
 //! 1. `Runtime` shutdown closes the pool: queued closures that have not started are
@@ -30,6 +66,7 @@
 //! 3. Running closures cannot be interrupted: `Runtime::drop` waits for them (like tokio),
 //!    `shutdown_timeout` waits at most its timeout and then detaches them, and
 //!    `shutdown_background` detaches at once. A detached thread finishes its closure and exits.
+//! 4. The supervisor, if running, is woken and exits; `shutdown` waits for it like a thread.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -49,10 +86,18 @@ pub(crate) fn default_max_threads() -> usize {
             return n;
         }
     }
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    (8 * cores).clamp(16, 128)
+    (8 * cores()).clamp(16, 128)
 }
 pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+/// How often the supervisor measures the pool while a backlog waits.
+const TICK: Duration = Duration::from_millis(2);
+/// Fallback rule (no scheduler accounting): ticks without a completion before one more thread.
+const STARVATION_TICKS: u32 = 5;
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
 
 /// Cloneable handle to one runtime's pool.
 #[derive(Clone)]
@@ -64,9 +109,13 @@ struct Inner {
     state: Mutex<State>,
     /// Idle threads wait here for work or shutdown.
     work: Condvar,
-    /// `shutdown` waits here for running threads to exit.
+    /// `shutdown` waits here for running threads (and the supervisor) to exit.
     exited: Condvar,
+    /// The supervisor sleeps here between ticks; shutdown wakes it.
+    tick: Condvar,
     max_threads: usize,
+    /// Threads spawned on demand without asking the supervisor: `min(cores, max_threads)`.
+    floor: usize,
     keep_alive: Duration,
 }
 
@@ -77,6 +126,19 @@ struct State {
     /// Wake-ups handed to idle threads and not yet consumed.
     notified: usize,
     shutdown: bool,
+    /// Closures finished so far (the fallback starvation rule watches it).
+    completed: u64,
+    /// Whether the supervisor thread is running.
+    supervising: bool,
+    /// OS thread ids of the pool's threads, for the supervisor's accounting.
+    tids: Vec<i64>,
+}
+
+impl State {
+    /// Queued work that no idle thread is about to take, and room to grow.
+    fn backlog(&self, max_threads: usize) -> bool {
+        !self.shutdown && self.queue.len() > self.notified && self.idle == 0 && self.threads < max_threads
+    }
 }
 
 /// The `Schedule` of blocking tasks. Their future completes in its first poll, so they are
@@ -123,12 +185,25 @@ impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
 
 impl BlockingPool {
     pub(crate) fn new(max_threads: usize, keep_alive: Duration) -> BlockingPool {
+        // Under loom: no supervisor thread and no /proc; the pool spawns on demand up to the cap.
+        let floor = if cfg!(loom) { max_threads } else { cores().min(max_threads) };
         BlockingPool {
             inner: Arc::new(Inner {
-                state: Mutex::new(State { queue: VecDeque::new(), threads: 0, idle: 0, notified: 0, shutdown: false }),
+                state: Mutex::new(State {
+                    queue: VecDeque::new(),
+                    threads: 0,
+                    idle: 0,
+                    notified: 0,
+                    shutdown: false,
+                    completed: 0,
+                    supervising: false,
+                    tids: Vec::new(),
+                }),
                 work: Condvar::new(),
                 exited: Condvar::new(),
+                tick: Condvar::new(),
                 max_threads,
+                floor,
                 keep_alive,
             }),
         }
@@ -155,20 +230,23 @@ impl BlockingPool {
             state.notified += 1;
             drop(state);
             self.inner.work.notify_one();
-        } else if state.threads < self.inner.max_threads {
+        } else if state.threads < self.inner.floor {
             state.threads += 1;
+            drop(state);
+            spawn_threads(&self.inner, 1);
+        } else if !state.supervising && state.backlog(self.inner.max_threads) {
+            // Past the floor, growth is the supervisor's decision (module doc, rule 2).
+            state.supervising = true;
             drop(state);
             let inner = self.inner.clone();
             let spawned =
-                crate::loom::thread::Builder::new().name("weft-blocking".into()).spawn(move || run_thread(inner));
+                crate::loom::thread::Builder::new().name("weft-blocking-sup".into()).spawn(move || supervise(inner));
             if let Err(e) = spawned {
-                lock(&self.inner.state).threads -= 1;
-                panic!(
-                    "weft: could not spawn a blocking-pool thread ({e}); lower the load or raise the OS thread limit"
-                );
+                lock(&self.inner.state).supervising = false;
+                panic!("weft: could not spawn the blocking-pool supervisor ({e}); raise the OS thread limit");
             }
         }
-        // Otherwise all threads are busy: the task waits in the queue for the first free one.
+        // Otherwise the task waits in the queue for the first free thread.
         join
     }
 
@@ -176,6 +254,12 @@ impl BlockingPool {
     pub(crate) fn metrics_snapshot(&self) -> (usize, usize, usize) {
         let state = lock(&self.inner.state);
         (state.threads, state.idle, state.queue.len())
+    }
+
+    /// Threads currently in the pool (running or idle; not the supervisor).
+    #[cfg(test)]
+    pub(crate) fn num_threads(&self) -> usize {
+        lock(&self.inner.state).threads
     }
 
     /// Closes the pool (steps in the module doc); waits for running closures up to `timeout`
@@ -190,12 +274,13 @@ impl BlockingPool {
             state.queue.drain(..).collect()
         };
         self.inner.work.notify_all();
+        self.inner.tick.notify_all();
         for task in queued {
             task.shutdown();
         }
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut state = lock(&self.inner.state);
-        while state.threads > 0 {
+        while state.threads > 0 || state.supervising {
             match deadline {
                 None => state = self.inner.exited.wait(state).unwrap_or_else(|p| p.into_inner()),
                 Some(d) => {
@@ -210,13 +295,29 @@ impl BlockingPool {
     }
 }
 
+/// Starts `n` pool threads already counted in `State::threads`.
+fn spawn_threads(inner: &Arc<Inner>, n: usize) {
+    for _ in 0..n {
+        let inner2 = inner.clone();
+        let spawned =
+            crate::loom::thread::Builder::new().name("weft-blocking".into()).spawn(move || run_thread(inner2));
+        if let Err(e) = spawned {
+            lock(&inner.state).threads -= 1;
+            panic!("weft: could not spawn a blocking-pool thread ({e}); lower the load or raise the OS thread limit");
+        }
+    }
+}
+
 fn run_thread(inner: Arc<Inner>) {
+    let tid = thread_id();
     let mut state = lock(&inner.state);
+    state.tids.push(tid);
     loop {
         if let Some(task) = state.queue.pop_front() {
             drop(state);
             task.run();
             state = lock(&inner.state);
+            state.completed += 1;
             continue;
         }
         if state.shutdown {
@@ -235,6 +336,217 @@ fn run_thread(inner: Arc<Inner>) {
         }
     }
     state.threads -= 1;
+    if let Some(i) = state.tids.iter().position(|&t| t == tid) {
+        state.tids.swap_remove(i);
+    }
     drop(state);
     inner.exited.notify_all();
+}
+
+/// The supervisor (module doc, rule 2): runs while a backlog lasts, replacing blocked threads.
+fn supervise(inner: Arc<Inner>) {
+    let mut last = Instant::now();
+    let mut previous: Vec<(i64, u64)> = Vec::new();
+    let mut last_completed = u64::MAX;
+    let mut starved_ticks = 0u32;
+    let mut state = lock(&inner.state);
+    loop {
+        state = inner.tick.wait_timeout(state, TICK).unwrap_or_else(|p| p.into_inner()).0;
+        if !state.backlog(inner.max_threads) {
+            break;
+        }
+        let tids = state.tids.clone();
+        let busy = state.threads - state.idle;
+        let completed = state.completed;
+        drop(state);
+
+        let now = Instant::now();
+        let elapsed = now.duration_since(last).as_nanos() as u64;
+        last = now;
+        let current = accounted_ns(&tids);
+        let mut grow = 0;
+        match &current {
+            Some(current) => {
+                // Threads present in both samples: their on-CPU + run-queue time this tick.
+                let mut measured = 0usize;
+                let mut accounted = 0u64;
+                for &(tid, ns) in current {
+                    if let Some(&(_, before)) = previous.iter().find(|&&(t, _)| t == tid) {
+                        measured += 1;
+                        accounted += ns.saturating_sub(before);
+                    }
+                }
+                if measured > 0 && measured >= busy {
+                    let blocked_ns = (busy as u64 * elapsed).saturating_sub(accounted);
+                    // Whole blocked threads, rounded to the nearest.
+                    grow = ((blocked_ns + elapsed / 2) / elapsed.max(1)) as usize;
+                }
+            }
+            None => {
+                starved_ticks = if completed == last_completed { starved_ticks + 1 } else { 0 };
+                if starved_ticks >= STARVATION_TICKS {
+                    starved_ticks = 0;
+                    grow = 1;
+                }
+            }
+        }
+        previous = current.unwrap_or_default();
+        last_completed = completed;
+
+        state = lock(&inner.state);
+        let n = grow.min(inner.max_threads.saturating_sub(state.threads));
+        if n > 0 && state.backlog(inner.max_threads) {
+            state.threads += n;
+            drop(state);
+            spawn_threads(&inner, n);
+            state = lock(&inner.state);
+        }
+    }
+    state.supervising = false;
+    drop(state);
+    inner.exited.notify_all();
+}
+
+/// This thread's OS id (the `/proc/self/task/<tid>` directory name); 0 where there is none.
+fn thread_id() -> i64 {
+    #[cfg(all(target_os = "linux", not(loom)))]
+    {
+        // SAFETY: `gettid` takes no arguments, touches no memory and cannot fail.
+        i64::from(unsafe { libc::gettid() })
+    }
+    #[cfg(not(all(target_os = "linux", not(loom))))]
+    {
+        0
+    }
+}
+
+/// On-CPU plus run-queue-wait nanoseconds of each thread, from `/proc/self/task/<tid>/schedstat`;
+/// `None` when any of them cannot be read (the caller then uses the starvation rule).
+fn accounted_ns(tids: &[i64]) -> Option<Vec<(i64, u64)>> {
+    if cfg!(loom) {
+        return None;
+    }
+    tids.iter()
+        .map(|&tid| {
+            let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+            let mut fields = text.split_ascii_whitespace().map(|f| f.parse::<u64>().ok());
+            let on_cpu = fields.next()??;
+            let waiting = fields.next()??;
+            Some((tid, on_cpu + waiting))
+        })
+        .collect()
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    //! Behaviour of the sizing rule, asserted by exact thread counts; no test depends on how
+    //! long anything takes (the closures wait on each other, not on the clock).
+    use super::*;
+    use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Barrier;
+
+    fn runtime() -> crate::runtime::Runtime {
+        crate::runtime::Builder::new_current_thread().build().expect("runtime")
+    }
+
+    /// Spawns `f` on `pool` from inside `rt`, returning the join handle.
+    fn spawn<R: Send + 'static>(
+        rt: &crate::runtime::Runtime,
+        pool: &BlockingPool,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> JoinHandle<R> {
+        pool.spawn(f, rt.handle().inner.clone())
+    }
+
+    #[test]
+    fn grows_past_the_floor_while_closures_block_on_each_other() {
+        let rt = runtime();
+        // More closures than cores, each waiting for all the others: only a pool that grows
+        // past its floor (the cores) lets them meet.
+        let n = cores() + 3;
+        let pool = BlockingPool::new(n, Duration::from_secs(60));
+        let barrier = Arc::new(Barrier::new(n));
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                let b = barrier.clone();
+                spawn(&rt, &pool, move || {
+                    b.wait();
+                })
+            })
+            .collect();
+        rt.block_on(async {
+            for h in handles {
+                h.await.expect("closure completes");
+            }
+        });
+        assert_eq!(pool.num_threads(), n);
+        pool.shutdown(None);
+        assert_eq!(pool.num_threads(), 0);
+    }
+
+    #[test]
+    fn never_exceeds_an_explicit_cap() {
+        let rt = runtime();
+        let cap = cores() + 1;
+        let pool = BlockingPool::new(cap, Duration::from_secs(60));
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let most_threads = Arc::new(AtomicUsize::new(0));
+        // The first `cap` closures need all `cap` threads at once; the rest block (sleep), which
+        // the supervisor sees as blocked threads it would like to replace.
+        let barrier = Arc::new(Barrier::new(cap));
+        let handles: Vec<_> = (0..cap + 20)
+            .map(|i| {
+                let (running, most, most_threads, barrier, p) =
+                    (running.clone(), most.clone(), most_threads.clone(), barrier.clone(), pool.clone());
+                spawn(&rt, &pool, move || {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    most_threads.fetch_max(p.num_threads(), Ordering::SeqCst);
+                    if i < cap {
+                        barrier.wait();
+                    } else {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    running.fetch_sub(1, Ordering::SeqCst);
+                })
+            })
+            .collect();
+        rt.block_on(async {
+            for h in handles {
+                h.await.expect("closure completes");
+            }
+        });
+        assert_eq!(most.load(Ordering::SeqCst), cap);
+        assert_eq!(most_threads.load(Ordering::SeqCst), cap);
+        assert_eq!(pool.num_threads(), cap);
+        pool.shutdown(None);
+    }
+
+    #[test]
+    fn retires_idle_threads() {
+        let rt = runtime();
+        let pool = BlockingPool::new(4, Duration::from_millis(1));
+        let handles: Vec<_> = (0..8).map(|i| spawn(&rt, &pool, move || i * 2)).collect();
+        let sum = rt.block_on(async {
+            let mut sum = 0;
+            for h in handles {
+                sum += h.await.expect("closure completes");
+            }
+            sum
+        });
+        assert_eq!(sum, 56);
+        assert!(pool.num_threads() <= 4);
+        // Every thread exits once idle for the keep-alive; the generous limit only turns a
+        // regression into a failure instead of a hang.
+        let limit = Instant::now() + Duration::from_secs(120);
+        while pool.num_threads() > 0 {
+            assert!(Instant::now() < limit, "idle blocking threads were never retired");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // The pool still works after retiring everything.
+        let h = spawn(&rt, &pool, || 7);
+        assert_eq!(rt.block_on(h).expect("closure completes"), 7);
+        pool.shutdown(None);
+    }
 }

@@ -124,8 +124,9 @@ impl Builder {
     }
 
     /// Most threads the blocking pool (`spawn_blocking`) may run at once. Default: 8 × the CPU
-    /// cores, clamped to 16..=128, or `WEFT_MAX_BLOCKING_THREADS` (see `runtime/blocking.rs`
-    /// for why not tokio's 512). Panics if 0.
+    /// cores, clamped to 16..=128, or `WEFT_MAX_BLOCKING_THREADS`. Below the cap the pool sizes
+    /// itself (up to the cores on demand, more only while threads block; see
+    /// `runtime/blocking.rs`), so most programs need not set this. Panics if 0.
     #[track_caller]
     pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "max_blocking_threads must be greater than 0");

@@ -136,8 +136,8 @@ where
     crate::runtime::context::spawn(future)
 }
 
-/// Runs a blocking closure on the runtime's blocking pool (a bounded set of plain threads,
-/// 8 × cores clamped to 16..=128 by default; see `Builder::max_blocking_threads`) and returns
+/// Runs a blocking closure on the runtime's blocking pool (plain threads: up to the cores on
+/// demand, more only while they block, capped by `Builder::max_blocking_threads`) and returns
 /// a handle to its result.
 /// Use it for work that would stall a worker: DNS, file I/O, long CPU loops, foreign blocking
 /// calls. Panics outside a runtime, saying how to enter one.

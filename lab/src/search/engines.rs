@@ -1,0 +1,348 @@
+//! The engines: the same search ([`FileSearch`]) driven six ways, differing only in how file
+//! bytes reach it and on which threads the parse runs. Every engine returns the per-file
+//! outcomes in file order, and [`merge`] turns them into one [`SearchOutcome`], so "identical
+//! results" is a plain equality check.
+//!
+//! - `sequential`: one thread, `std::fs::read` + search per file (the floor for the work).
+//! - `rayon`: `par_iter` over the files on a pool of `--pool` (default: cores) threads.
+//! - `weft`: a task per file; each runs read + parse + match in one `spawn_blocking` closure.
+//! - `weft-inline`: a task per file; the whole-file read is `weft::fs::read` (one pool hop),
+//!   parse + match run inline on the worker.
+//! - `tokio`: the original tool's shape: `tokio::fs::File` + 8 KB `BufReader`, a line per await
+//!   (`read_until`, not `next_line`: `next_line` fails the rest of a file at the first line of
+//!   invalid UTF-8, and every engine must skip and count such a line instead).
+//! - `tokio-tuned`: `spawn_blocking` per file with `max_blocking_threads = cores`.
+//! - `smol`, `smol-tuned`: `blocking::unblock` per file; the pool size comes from the
+//!   `BLOCKING_MAX_THREADS` environment variable, read once per process, so the bench runs each
+//!   in its own child process (`smol-tuned` sets it to the cores).
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::query::Query;
+use super::record::{hit_order, FileOutcome, FileSearch, Hit};
+
+/// An engine by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Engine {
+    Sequential,
+    Rayon,
+    Weft,
+    WeftInline,
+    Tokio,
+    TokioTuned,
+    Smol,
+    SmolTuned,
+}
+
+impl Engine {
+    pub const ALL: [Engine; 8] = [
+        Engine::Weft,
+        Engine::WeftInline,
+        Engine::Tokio,
+        Engine::TokioTuned,
+        Engine::Smol,
+        Engine::SmolTuned,
+        Engine::Rayon,
+        Engine::Sequential,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sequential => "sequential",
+            Engine::Rayon => "rayon",
+            Engine::Weft => "weft",
+            Engine::WeftInline => "weft-inline",
+            Engine::Tokio => "tokio",
+            Engine::TokioTuned => "tokio-tuned",
+            Engine::Smol => "smol",
+            Engine::SmolTuned => "smol-tuned",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Engine, String> {
+        Engine::ALL.into_iter().find(|e| e.name() == s).ok_or_else(|| {
+            format!(
+                "unknown engine `{s}` (known: {})",
+                Engine::ALL.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+
+    /// Whether `--pool` means something for this engine (the blocking pool or rayon's threads).
+    pub fn has_pool(self) -> bool {
+        !matches!(self, Engine::Sequential)
+    }
+}
+
+/// A file that was not searched, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// The answer of a search.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchOutcome {
+    /// The newest `limit` hits.
+    pub hits: Vec<Hit>,
+    pub total_hits: u64,
+    pub files_searched: u64,
+    pub skipped_files: Vec<Skipped>,
+    pub lines: u64,
+    pub invalid_lines: u64,
+    pub oversized_lines: u64,
+    pub bytes: u64,
+}
+
+impl SearchOutcome {
+    /// True when every file was read (invalid lines are expected in transcripts and only counted).
+    pub fn complete(&self) -> bool {
+        self.skipped_files.is_empty() && self.oversized_lines == 0
+    }
+}
+
+/// Why reading a file failed, in words a user can act on.
+pub fn describe_io(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "not found (deleted during the search?)".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        io::ErrorKind::IsADirectory => "is a directory, not a file".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Every `*.jsonl` file under `root` (or `root` itself if it is a file), sorted by path.
+/// Directories that cannot be listed are returned as skips.
+pub fn list_files(root: &Path) -> io::Result<(Vec<PathBuf>, Vec<Skipped>)> {
+    let meta = std::fs::metadata(root)?;
+    if !meta.is_dir() {
+        return Ok((vec![root.to_path_buf()], Vec::new()));
+    }
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) => {
+                skipped.push(Skipped { path: dir.display().to_string(), reason: describe_io(&e) });
+                continue;
+            }
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(mut kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            if kind.is_symlink() {
+                // Followed for files only (a directory link could loop).
+                match std::fs::metadata(&path) {
+                    Ok(m) => kind = m.file_type(),
+                    Err(e) => {
+                        skipped.push(Skipped { path: path.display().to_string(), reason: describe_io(&e) });
+                        continue;
+                    }
+                }
+            }
+            if kind.is_file() {
+                files.push(path);
+            } else {
+                // A FIFO would block `open` forever; sockets and devices are not transcripts.
+                let reason = if kind.is_dir() { "is a directory, not a file" } else { "not a regular file" };
+                skipped.push(Skipped { path: path.display().to_string(), reason: reason.into() });
+            }
+        }
+    }
+    files.sort();
+    Ok((files, skipped))
+}
+
+/// Searches one file read whole (the unit of work of every whole-file engine).
+pub fn search_file(path: &Path, index: usize, query: &Query, limit: usize) -> io::Result<FileOutcome> {
+    let data = std::fs::read(path)?;
+    Ok(search_bytes(&data, index, query, limit))
+}
+
+fn search_bytes(data: &[u8], index: usize, query: &Query, limit: usize) -> FileOutcome {
+    let mut s = FileSearch::new(query, index as u32, limit);
+    s.bytes(data);
+    s.finish()
+}
+
+/// Combines per-file outcomes (in file order) into the answer.
+pub fn merge(
+    files: &[PathBuf],
+    mut skipped_files: Vec<Skipped>,
+    outcomes: Vec<io::Result<FileOutcome>>,
+    limit: usize,
+) -> SearchOutcome {
+    let mut out = SearchOutcome::default();
+    for (path, r) in files.iter().zip(outcomes) {
+        match r {
+            Ok(f) => {
+                out.files_searched += 1;
+                out.total_hits += f.total_hits;
+                out.lines += f.lines;
+                out.invalid_lines += f.invalid_lines;
+                out.oversized_lines += f.oversized_lines;
+                out.bytes += f.bytes;
+                out.hits.extend(f.hits);
+            }
+            Err(e) => skipped_files.push(Skipped { path: path.display().to_string(), reason: describe_io(&e) }),
+        }
+    }
+    out.hits.sort_by(hit_order);
+    out.hits.truncate(limit);
+    skipped_files.sort_by(|a, b| a.path.cmp(&b.path));
+    out.skipped_files = skipped_files;
+    out
+}
+
+/// How to run one engine.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub engine: Engine,
+    /// Blocking-pool size (rayon: threads); None = the engine's default.
+    pub pool: Option<usize>,
+    /// Async worker threads (default: cores).
+    pub workers: usize,
+    pub limit: usize,
+}
+
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// Lists and searches `root` with one engine; returns the answer and the time taken (listing
+/// included, runtime start-up and teardown included, as a CLI user would feel it).
+pub fn run(spec: &RunSpec, root: &Path, query: Arc<Query>) -> io::Result<(SearchOutcome, Duration)> {
+    let start = Instant::now();
+    let (files, skipped) = list_files(root)?;
+    let outcomes = run_files(spec, &files, query)?;
+    let out = merge(&files, skipped, outcomes, spec.limit);
+    Ok((out, start.elapsed()))
+}
+
+/// Searches `files` (in this order) with one engine.
+pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Result<Vec<io::Result<FileOutcome>>> {
+    let limit = spec.limit;
+    let files: Arc<[PathBuf]> = files.into();
+    Ok(match spec.engine {
+        Engine::Sequential => files.iter().enumerate().map(|(i, p)| search_file(p, i, &query, limit)).collect(),
+        Engine::Rayon => {
+            use rayon::prelude::*;
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(spec.pool.unwrap_or_else(cores))
+                .build()
+                .map_err(io::Error::other)?;
+            pool.install(|| files.par_iter().enumerate().map(|(i, p)| search_file(p, i, &query, limit)).collect())
+        }
+        Engine::Weft | Engine::WeftInline => {
+            let mut b = weft::runtime::Builder::new_multi_thread();
+            b.worker_threads(spec.workers).enable_all();
+            if let Some(n) = spec.pool {
+                b.max_blocking_threads(n);
+            }
+            let rt = b.build()?;
+            let inline = spec.engine == Engine::WeftInline;
+            rt.block_on(async move {
+                let tasks: Vec<_> = (0..files.len())
+                    .map(|i| {
+                        let (files, query) = (files.clone(), query.clone());
+                        weft::spawn(async move {
+                            if inline {
+                                let data = weft::fs::read(&files[i]).await?;
+                                Ok(search_bytes(&data, i, &query, limit))
+                            } else {
+                                weft::task::spawn_blocking(move || search_file(&files[i], i, &query, limit)).await?
+                            }
+                        })
+                    })
+                    .collect();
+                let mut out = Vec::with_capacity(tasks.len());
+                for t in tasks {
+                    out.push(t.await.map_err(io::Error::other).and_then(|r| r));
+                }
+                out
+            })
+        }
+        Engine::Tokio | Engine::TokioTuned => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(spec.workers).enable_all();
+            match (spec.pool, spec.engine) {
+                (Some(n), _) => {
+                    b.max_blocking_threads(n);
+                }
+                (None, Engine::TokioTuned) => {
+                    b.max_blocking_threads(cores());
+                }
+                _ => {}
+            }
+            let rt = b.build()?;
+            let tuned = spec.engine == Engine::TokioTuned;
+            rt.block_on(async move {
+                let tasks: Vec<_> = (0..files.len())
+                    .map(|i| {
+                        let (files, query) = (files.clone(), query.clone());
+                        tokio::spawn(async move {
+                            if tuned {
+                                tokio::task::spawn_blocking(move || search_file(&files[i], i, &query, limit)).await?
+                            } else {
+                                tokio_lines(&files[i], i, &query, limit).await
+                            }
+                        })
+                    })
+                    .collect();
+                let mut out = Vec::with_capacity(tasks.len());
+                for t in tasks {
+                    out.push(t.await.map_err(io::Error::other).and_then(|r| r));
+                }
+                out
+            })
+        }
+        Engine::Smol | Engine::SmolTuned => futures_lite::future::block_on(async move {
+            let tasks: Vec<_> = (0..files.len())
+                .map(|i| {
+                    let (files, query) = (files.clone(), query.clone());
+                    blocking::unblock(move || search_file(&files[i], i, &query, limit))
+                })
+                .collect();
+            let mut out = Vec::with_capacity(tasks.len());
+            for t in tasks {
+                out.push(t.await);
+            }
+            out
+        }),
+    })
+}
+
+/// The original tool's tokio reader: 8 KB `BufReader`, one line per await.
+async fn tokio_lines(path: &Path, index: usize, query: &Query, limit: usize) -> io::Result<FileOutcome> {
+    use tokio::io::AsyncBufReadExt;
+    let file = tokio::fs::File::open(path).await?;
+    let mut reader = tokio::io::BufReader::with_capacity(8 * 1024, file);
+    let mut s = FileSearch::new(query, index as u32, limit);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        s.line(&line);
+    }
+    Ok(s.finish())
+}

@@ -1,0 +1,258 @@
+//! `weft-lab search`: the session-search workload of reference report 002 — a search over a
+//! directory of Claude Code transcripts (`<project>/<session>.jsonl`), run by several engines
+//! that must return identical answers, and a usable search tool on top.
+//!
+//! # Glossary
+//! - *corpus*: the directory searched; [`corpus`] generates a realistic one per seed.
+//! - *query*: the tool's query language ([`query`]); *searched text*: what of a line the query
+//!   sees ([`record`]).
+//! - *engine*: how files reach the one shared per-file search ([`engines`]).
+//! - *hit*: a matching line; answers list the newest `limit` hits plus the total count.
+//!
+//! # Invariants
+//! - One matcher: every engine feeds bytes into [`record::FileSearch`]; engines differ only in
+//!   I/O and threading. The bench compares every answer with the first one, every sample.
+//! - Order is a total order: timestamp descending, then file index (sorted path order), then
+//!   line number; so answers do not depend on completion order.
+//! - Nothing is dropped silently: unreadable files, invalid lines and oversized lines are
+//!   counted in [`engines::SearchOutcome`]; an incomplete answer says so on its last line.
+//! - Each bench sample runs in a fresh child process (`search __run`): the smol pool size is read
+//!   from the environment once per process, and peak RSS (VmHWM) is then per sample.
+//!
+//! # Rejected alternatives
+//! - Timing in-process with one runtime reused: hides runtime start-up and, for smol, cannot
+//!   change the pool size between variants.
+//! - Keeping every hit's text until the merge: a common word hits most lines; each file keeps only
+//!   its newest `limit` hits (the global newest `limit` are among them) and a count.
+
+pub mod bench;
+pub mod corpus;
+pub mod engines;
+pub mod query;
+pub mod record;
+pub mod tool;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use serde::{Deserialize, Serialize};
+
+use engines::{Engine, RunSpec, SearchOutcome};
+use query::Query;
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SearchArgs {
+    #[command(subcommand)]
+    command: Option<SearchCommand>,
+    #[command(flatten)]
+    tool: tool::ToolArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum SearchCommand {
+    /// Generate a corpus of Claude Code-shaped transcripts into DIR.
+    #[command(name = "gen-corpus")]
+    GenCorpus(GenArgs),
+    /// Every engine (and a blocking-pool sweep) on a generated corpus, interleaved and repeated.
+    Bench(bench::BenchArgs),
+    /// Internal: one timed search in this process; prints a JSON `ChildResult`.
+    #[command(name = "__run", hide = true)]
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    #[arg(long, default_value_t = 2700)]
+    pub files: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Scale file sizes so the corpus totals about this many MB.
+    #[arg(long)]
+    pub total_mb: Option<u64>,
+    pub dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[arg(long)]
+    engine: String,
+    #[arg(long)]
+    pool: Option<usize>,
+    #[arg(long)]
+    workers: Option<usize>,
+    #[arg(long)]
+    path: PathBuf,
+    #[arg(long)]
+    query: String,
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+}
+
+/// What a `__run` child prints.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ChildResult {
+    pub elapsed_ns: u64,
+    /// Peak resident set of the child (VmHWM), KiB.
+    pub peak_rss_kb: u64,
+    pub outcome: SearchOutcome,
+}
+
+pub fn command(args: SearchArgs) -> Result<ExitCode, String> {
+    match args.command {
+        Some(SearchCommand::GenCorpus(g)) => {
+            if g.dir.exists() && std::fs::read_dir(&g.dir).map_err(|e| e.to_string())?.next().is_some() {
+                return Err(format!("{} is not empty; give an empty or new directory", g.dir.display()));
+            }
+            let spec = corpus::CorpusSpec { files: g.files, seed: g.seed, total_mb: g.total_mb };
+            let start = Instant::now();
+            let s = corpus::generate(&spec, &g.dir).map_err(|e| format!("writing {}: {e}", g.dir.display()))?;
+            println!(
+                "{} files, {:.1} MB, {} lines ({} invalid), median file {:.0} KB, largest {:.1} MB, in {:.1} s",
+                s.files,
+                s.bytes as f64 / 1e6,
+                s.lines,
+                s.invalid_lines,
+                s.median_file as f64 / 1e3,
+                s.largest_file as f64 / 1e6,
+                start.elapsed().as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(SearchCommand::Bench(b)) => bench::command(b),
+        Some(SearchCommand::Run(r)) => run_child(r),
+        None => tool::command(args.tool),
+    }
+}
+
+fn run_child(r: RunArgs) -> Result<ExitCode, String> {
+    let engine = Engine::parse(&r.engine)?;
+    let query = Arc::new(Query::parse(&r.query).map_err(|e| e.to_string())?);
+    let spec = RunSpec { engine, pool: r.pool, workers: r.workers.unwrap_or_else(engines::cores), limit: r.limit };
+    let (outcome, elapsed) = engines::run(&spec, &r.path, query)
+        .map_err(|e| format!("{}: {}", r.path.display(), engines::describe_io(&e)))?;
+    let result = ChildResult { elapsed_ns: elapsed.as_nanos() as u64, peak_rss_kb: peak_rss_kb(), outcome };
+    println!("{}", serde_json::to_string(&result).map_err(|e| e.to_string())?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// This process's peak resident set (VmHWM), KiB; 0 where /proc is unavailable.
+pub fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// One engine run in a child process (`exe search __run …`), killed after `timeout`.
+pub fn child_run(
+    exe: &Path,
+    spec: &RunSpec,
+    root: &Path,
+    query: &str,
+    timeout: Duration,
+) -> Result<ChildResult, String> {
+    let mut cmd = Command::new(exe);
+    cmd.args(["search", "__run", "--engine", spec.engine.name(), "--query", query]).arg("--path").arg(root).args([
+        "--limit",
+        &spec.limit.to_string(),
+        "--workers",
+        &spec.workers.to_string(),
+    ]);
+    // The blocking crate reads BLOCKING_MAX_THREADS once per process: set it per child.
+    cmd.env_remove("BLOCKING_MAX_THREADS");
+    match (spec.engine, spec.pool) {
+        (Engine::Smol | Engine::SmolTuned, Some(n)) => {
+            cmd.env("BLOCKING_MAX_THREADS", n.to_string());
+        }
+        (Engine::SmolTuned, None) => {
+            cmd.env("BLOCKING_MAX_THREADS", engines::cores().to_string());
+        }
+        (_, Some(n)) => {
+            cmd.args(["--pool", &n.to_string()]);
+        }
+        _ => {}
+    }
+    let mut child =
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("spawning {exe:?}: {e}"))?;
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => break status,
+            None if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{} did not finish within {timeout:?}", spec.engine.name()));
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let out = out_reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    if !status.success() {
+        return Err(format!("{} exited with {status}: {}", spec.engine.name(), err.trim()));
+    }
+    serde_json::from_str(out.trim())
+        .map_err(|e| format!("{}: unreadable child output ({e}): {out}", spec.engine.name()))
+}
+
+/// `weft-lab smoke`'s search case: a tiny corpus, every engine in a child process, several
+/// queries; every answer must equal the sequential engine's. Returns one line per check.
+pub fn smoke(exe: &Path) -> Vec<Result<String, String>> {
+    let dir = std::env::temp_dir().join(format!("weft-lab-search-smoke-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let spec = corpus::CorpusSpec { files: 12, seed: 7, total_mb: Some(2) };
+    if let Err(e) = corpus::generate(&spec, &dir) {
+        return vec![Err(format!("search: generating the corpus: {e}"))];
+    }
+    let mut lines = Vec::new();
+    for q in ["tokio AND spawn", "\"thread pool\" OR /dead+lock/i", "NOT the", "zanzibar"] {
+        let mut reference: Option<SearchOutcome> = None;
+        for engine in [Engine::Sequential, Engine::Weft, Engine::WeftInline, Engine::Tokio, Engine::TokioTuned]
+            .into_iter()
+            .chain([Engine::Smol, Engine::SmolTuned, Engine::Rayon])
+        {
+            let spec = RunSpec { engine, pool: None, workers: 2, limit: 20 };
+            let line = match child_run(exe, &spec, &dir, q, Duration::from_secs(120)) {
+                Err(e) => Err(format!("search {q:?} {}: {e}", engine.name())),
+                Ok(r) => match &reference {
+                    None if r.outcome.total_hits == 0 && q != "zanzibar" => {
+                        Err(format!("search {q:?}: no hits on the smoke corpus"))
+                    }
+                    None => {
+                        let line = format!("search {q:?} {}: {} hits", engine.name(), r.outcome.total_hits);
+                        reference = Some(r.outcome);
+                        Ok(line)
+                    }
+                    Some(want) if *want == r.outcome => {
+                        Ok(format!("search {q:?} {}: {} hits, identical", engine.name(), r.outcome.total_hits))
+                    }
+                    Some(_) => Err(format!("search {q:?} {}: answer differs from sequential", engine.name())),
+                },
+            };
+            lines.push(line);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    lines
+}
