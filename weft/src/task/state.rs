@@ -366,13 +366,19 @@ impl State {
     }
 
     /// The JoinHandle takes its waker slot back (to replace the waker). `Err` if complete.
+    ///
+    /// Completion is checked before `JOIN_WAKER`: once `COMPLETE` is set the task side owns the
+    /// slot and may already have woken and cleared it (`unset_waker_after_complete`), so a
+    /// JoinHandle that raced completion must see `Err` and read the output, not trip the
+    /// assertion (found by the loom model `join_handle_reads_output_racing_completion` with
+    /// debug assertions on).
     pub(crate) fn unset_join_waker(&self) -> Result<Snapshot, Snapshot> {
         self.fetch_update(|mut s| {
             assert!(s.is_join_interested());
-            assert!(s.is_join_waker_set());
             if s.is_complete() {
                 return (Err(s), None);
             }
+            assert!(s.is_join_waker_set());
             s.unset(JOIN_WAKER);
             (Ok(s), Some(s))
         })
