@@ -221,24 +221,36 @@ fn restarted_incarnations_each_dropped_once() {
     });
 }
 
+/// Every state the factories create is dropped exactly once when the runtime shuts down.
+/// Creations are counted at the factory: a restart that races the runtime's shutdown (a child
+/// dropped by shutdown reports `Killed` to a supervisor that is still running) creates one more
+/// incarnation, which must be dropped too. (Known gap: OTP would not restart during shutdown;
+/// weft-actor cannot yet tell a shutdown drop from an abort.)
 #[test]
 fn runtime_shutdown_drops_every_supervised_state_once() {
     let log = Log::default();
     let drops = Arc::new(AtomicUsize::new(0));
+    let created = Arc::new(AtomicUsize::new(0));
+    let counted = |name: &'static str| {
+        let (log, drops, created) = (log.clone(), drops.clone(), created.clone());
+        ChildSpec::new(name, move || {
+            created.fetch_add(1, Ordering::SeqCst);
+            Worker::new(name, &log, &drops)
+        })
+        .restart(Restart::Permanent)
+    };
     let rt = rt();
     let sup: SupervisorRef = rt.block_on(async {
         SupervisorSpec::new(Strategy::OneForAll)
-            .child(spec("a", &log, &drops, Restart::Permanent))
-            .child(ChildSpec::supervisor(
-                "inner",
-                SupervisorSpec::new(Strategy::OneForOne).child(spec("b", &log, &drops, Restart::Permanent)),
-            ))
+            .child(counted("a"))
+            .child(ChildSpec::supervisor("inner", SupervisorSpec::new(Strategy::OneForOne).child(counted("b"))))
             .start()
             .await
     });
     assert_eq!(drops.load(Ordering::SeqCst), 0);
+    assert_eq!(created.load(Ordering::SeqCst), 2);
     drop(rt);
-    assert_eq!(drops.load(Ordering::SeqCst), 2);
+    assert_eq!(drops.load(Ordering::SeqCst), created.load(Ordering::SeqCst));
     assert!(!sup.is_alive());
 }
 
