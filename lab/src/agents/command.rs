@@ -269,7 +269,7 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
         notes: vec![
             format!("full profile calibrated to TR115's observations: {:.1} tok/s and ≈ 1 s TTFT per agent with two instances; quick = 20× faster", 1.0 / Profile::full().inter_token.as_secs_f64()),
             format!("study took {:.1} s; {} workers, tokio bridge {} workers, idle timeout {:.0} s", started.elapsed().as_secs_f64(), workers, args.bridge_workers, args.timeout),
-            "CPU times come from /proc (10 ms ticks); client CPU = process CPU − simulator threads' CPU".into(),
+            "CPU times are nanosecond clocks (CLOCK_PROCESS_CPUTIME_ID; simulator threads from /proc/self/task/*/schedstat); client CPU = process CPU − simulator threads' CPU".into(),
         ],
     };
     let failed = section.runs.iter().any(|r| r.failed) || section.fleet.iter().any(|f| f.failed_agents > 0);
