@@ -81,6 +81,13 @@ pub struct ServeArgs {
     /// Use the full (realistic) profile instead of the quick one.
     #[arg(long)]
     pub full: bool,
+    /// Measure instead of serving: this many concurrent streams (quick profile) against a
+    /// one-thread simulator; prints achieved vs nominal token rate and CPU per token, then exits.
+    #[arg(long)]
+    pub capacity: Option<usize>,
+    /// Tokens per stream for `--capacity` (≤ 100, the quick profile's answer length).
+    #[arg(long, default_value_t = 100)]
+    pub capacity_predict: u32,
 }
 
 fn default_workers() -> usize {
@@ -300,6 +307,12 @@ fn names() -> String {
 
 /// `weft-lab serve-ollama`: the simulator standalone until killed.
 pub fn serve_main(args: ServeArgs) -> Result<(), String> {
+    if let Some(streams) = args.capacity {
+        let workers = default_workers();
+        let c = super::capacity::measure(streams, args.capacity_predict, workers)?;
+        println!("{}", super::capacity::describe(&c, workers));
+        return if c.ok_streams == c.streams { Ok(()) } else { Err("some streams failed".into()) };
+    }
     let mut config = SimConfig::new(if args.full { Profile::full() } else { Profile::quick() });
     config.port = args.port;
     config.instances = args.instances;
