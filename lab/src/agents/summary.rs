@@ -98,7 +98,9 @@ pub fn summarize(runs: &[RunRecord]) -> Vec<SummaryRow> {
     }
     let tokio_eff = |config: Option<&str>| -> Vec<f64> {
         runs.iter()
-            .filter(|r| r.runtime == "tokio-default" && !r.failed && config.map_or(true, |c| c == r.config))
+            .filter(|r| {
+                r.runtime == "tokio-default" && !r.failed && (config.is_none() || config == Some(r.config.as_str()))
+            })
             .map(|r| r.efficiency_pct)
             .collect()
     };

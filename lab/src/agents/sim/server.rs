@@ -73,7 +73,7 @@ impl Instance {
         while let Some(s) = started.pop() {
             let pos = state.1.iter().position(|(id, _)| *id == s.id);
             let waiter = pos.map(|p| state.1.swap_remove(p).1);
-            if waiter.map_or(true, |w| w.send(s.reload).is_err()) {
+            if !matches!(waiter.map(|w| w.send(s.reload)), Some(Ok(()))) {
                 started.extend(state.0.finish());
             }
         }
