@@ -172,7 +172,10 @@ fn tables_html(md: &str) -> String {
             in_list = false;
         }
         if is_row {
-            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            // `\|` inside a cell is an escaped pipe (TR115 columns), not a cell boundary.
+            let line = line.replace("\\|", "\u{1}");
+            let cells: Vec<String> =
+                line.trim_matches('|').split('|').map(|c| c.trim().replace('\u{1}', "|")).collect();
             if cells.iter().all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':'))) {
                 continue;
             }
