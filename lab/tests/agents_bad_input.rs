@@ -65,6 +65,7 @@ fn on_every_runtime(fault: Fault, expect: &str) {
                 permits: 2,
                 workers: 2,
                 bridge_workers: 2,
+                bridge: weft_lab::agents::client::BridgeKind::Enter,
                 sequential: false,
             };
             let b = hosts::run(rt, &plan).unwrap();
@@ -158,6 +159,7 @@ fn study_marks_failed_runs() {
         data_dir: data(),
         workers: 2,
         bridge_workers: 2,
+        bridge: weft_lab::agents::client::BridgeKind::Enter,
         idle_timeout: IDLE,
         permits: 2,
         verbose: false,

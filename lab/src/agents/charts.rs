@@ -151,7 +151,65 @@ pub fn html(section: &AgentsSection) -> String {
             Err(e) => h.push_str(&format!("<p>chart failed: {}</p>", escape(&e))),
         }
     }
-    h.push_str(&format!("<pre>{}</pre>\n", escape(&markdown(section))));
+    h.push_str(&tables_html(&markdown(section)));
+    h
+}
+
+/// Renders the section's markdown (headings, pipe tables, bullets, paragraphs) as HTML, so the
+/// tables read as tables in a browser instead of a `<pre>` of wrapped pipes.
+fn tables_html(md: &str) -> String {
+    let mut h = String::new();
+    let mut in_table = false;
+    let mut in_list = false;
+    for line in md.lines().map(str::trim) {
+        let is_row = line.starts_with('|');
+        if in_table && !is_row {
+            h.push_str("</table>\n");
+            in_table = false;
+        }
+        if in_list && !line.starts_with("- ") {
+            h.push_str("</ul>\n");
+            in_list = false;
+        }
+        if is_row {
+            // `\|` inside a cell is an escaped pipe (TR115 columns), not a cell boundary.
+            let line = line.replace("\\|", "\u{1}");
+            let cells: Vec<String> =
+                line.trim_matches('|').split('|').map(|c| c.trim().replace('\u{1}', "|")).collect();
+            if cells.iter().all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':'))) {
+                continue;
+            }
+            let tag = if in_table { "td" } else { "th" };
+            if !in_table {
+                h.push_str("<table>\n");
+                in_table = true;
+            }
+            h.push_str("<tr>");
+            for (i, c) in cells.iter().enumerate() {
+                let class = if tag == "td" && i == 0 { " class=\"name\"" } else { "" };
+                h.push_str(&format!("<{tag}{class}>{}</{tag}>", escape(c)));
+            }
+            h.push_str("</tr>\n");
+        } else if let Some(t) = line.strip_prefix("### ") {
+            h.push_str(&format!("<h4>{}</h4>\n", escape(t)));
+        } else if let Some(t) = line.strip_prefix("## ") {
+            h.push_str(&format!("<h3>{}</h3>\n", escape(t)));
+        } else if let Some(t) = line.strip_prefix("- ") {
+            if !in_list {
+                h.push_str("<ul class=\"about\">\n");
+                in_list = true;
+            }
+            h.push_str(&format!("<li>{}</li>\n", escape(t)));
+        } else if !line.is_empty() {
+            h.push_str(&format!("<p>{}</p>\n", escape(line)));
+        }
+    }
+    if in_table {
+        h.push_str("</table>\n");
+    }
+    if in_list {
+        h.push_str("</ul>\n");
+    }
     h
 }
 

@@ -132,20 +132,66 @@ impl Stream for IncomingStream {
     }
 }
 
-/// reqwest, natively (`bridge: None`, on a tokio runtime) or through a tokio reactor bridge:
-/// every poll of reqwest's futures and streams runs inside `bridge.enter()`, so reqwest finds
-/// a tokio reactor and timer and spawns its connection tasks onto the bridge runtime's
-/// workers, while the agent futures themselves stay on the host runtime.
+/// How reqwest finds a tokio reactor when the host runtime is not tokio (`--bridge`).
+///
+/// Measured 2026-11-23 on the 2-core shared box, quick profile, the two bridges alternated
+/// (enter, compat, enter, compat), each run with weft-mt as the interleaved peer:
+/// `weft-lab agents --quiet --runtimes weft-mt,weft-mt+reqwest --configs 3 --runs 3 --agents 32
+/// --bridge B`. 2-agent mean efficiency, weft-mt+reqwest − weft-mt: enter −0.25 / +0.15 pp,
+/// async-compat +0.19 / +0.17 pp. 32-agent fleet, client CPU per token: enter 17.7 / 16.6 µs
+/// (peer 14.0 / 11.5), async-compat 16.7 / 16.0 µs (peer 14.9 / 15.7); efficiency − peer:
+/// enter −1.7 / −0.4 pp, async-compat −1.0 / −1.9 pp. The two are within the noise (the peer
+/// alone moves 11.5–15.7 µs), so `enter` stays the default: its runtime is built and dropped
+/// with each run (the lab's one-runtime-alive rule), async-compat's lives until exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BridgeKind {
+    /// Every poll runs inside `Handle::enter` of a lab-owned multi-thread tokio runtime
+    /// (`--bridge-workers` threads, built and dropped with each run).
+    Enter,
+    /// The `async-compat` crate: each poll enters its global one-thread tokio runtime
+    /// (`async-compat/tokio-1`), created on first use and never dropped.
+    AsyncCompat,
+}
+
+impl BridgeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BridgeKind::Enter => "enter",
+            BridgeKind::AsyncCompat => "async-compat",
+        }
+    }
+    pub fn by_name(s: &str) -> Option<BridgeKind> {
+        [BridgeKind::Enter, BridgeKind::AsyncCompat].into_iter().find(|b| b.name() == s)
+    }
+}
+
+/// Where reqwest's polls find their tokio context.
+#[derive(Clone)]
+pub enum Bridge {
+    /// Already on a tokio runtime.
+    Native,
+    Enter(tokio::runtime::Handle),
+    AsyncCompat,
+}
+
+/// reqwest, natively (on a tokio runtime) or through a tokio reactor bridge: every poll of
+/// reqwest's futures and streams runs inside the bridge's tokio context, so reqwest finds a
+/// reactor and timer and spawns its connection tasks onto the bridge runtime's workers, while
+/// the agent futures themselves stay on the host runtime.
 #[derive(Clone)]
 pub struct ReqwestClient {
     client: reqwest::Client,
-    bridge: Option<tokio::runtime::Handle>,
+    bridge: Bridge,
     /// Re-chunk the body into ≥ 1 KB blocks (TR115's "smol-1KB").
     rechunk_1kb: bool,
 }
 
 impl ReqwestClient {
     pub fn new(bridge: Option<tokio::runtime::Handle>, rechunk_1kb: bool) -> Result<ReqwestClient, String> {
+        ReqwestClient::with_bridge(bridge.map_or(Bridge::Native, Bridge::Enter), rechunk_1kb)
+    }
+
+    pub fn with_bridge(bridge: Bridge, rechunk_1kb: bool) -> Result<ReqwestClient, String> {
         let client = reqwest::Client::builder().no_proxy().build().map_err(|e| format!("building reqwest: {e}"))?;
         Ok(ReqwestClient { client, bridge, rechunk_1kb })
     }
@@ -168,10 +214,10 @@ impl HttpClient for ReqwestClient {
         let rechunk = self.rechunk_1kb;
         Box::pin(async move {
             let resp =
-                Bridged { handle: bridge.clone(), inner: Box::pin(send) }.await.map_err(|e| format!("request: {e}"))?;
+                Bridged { bridge: bridge.clone(), inner: Box::pin(send) }.await.map_err(|e| format!("request: {e}"))?;
             let status = resp.status().as_u16();
             let stream = futures_lite::StreamExt::map(resp.bytes_stream(), |r| r.map_err(|e| e.to_string()));
-            let stream = Bridged { handle: bridge, inner: Box::pin(stream) };
+            let stream = Bridged { bridge, inner: Box::pin(stream) };
             let body: ByteStream = if rechunk {
                 Box::pin(Rechunk { inner: stream, buf: Vec::new(), done: false })
             } else {
@@ -182,25 +228,49 @@ impl HttpClient for ReqwestClient {
     }
 }
 
-/// Polls `inner` inside the bridge runtime's context (when there is one).
+/// Polls `inner` inside the bridge's tokio context.
 struct Bridged<T> {
-    handle: Option<tokio::runtime::Handle>,
+    bridge: Bridge,
     inner: Pin<Box<T>>,
+}
+
+impl<T> Bridged<T> {
+    /// Runs one poll of `inner` in the bridge's context.
+    fn in_context<O>(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> Poll<O>,
+    ) -> Poll<O> {
+        let inner = self.inner.as_mut();
+        match &self.bridge {
+            Bridge::Native => poll(inner, cx),
+            Bridge::Enter(h) => {
+                let _enter = h.enter();
+                poll(inner, cx)
+            }
+            Bridge::AsyncCompat => {
+                let mut once = Some((inner, poll));
+                let f = async_compat::Compat::new(std::future::poll_fn(move |cx| {
+                    let (inner, poll) = once.take().expect("polled once");
+                    poll(inner, cx)
+                }));
+                std::pin::pin!(f).poll(cx)
+            }
+        }
+    }
 }
 
 impl<F: Future> Future for Bridged<F> {
     type Output = F::Output;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let _enter = self.handle.as_ref().map(|h| h.enter());
-        self.inner.as_mut().poll(cx)
+        self.in_context(cx, |f, cx| f.poll(cx))
     }
 }
 
 impl<S: Stream> Stream for Bridged<S> {
     type Item = S::Item;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
-        let _enter = self.handle.as_ref().map(|h| h.enter());
-        self.inner.as_mut().poll_next(cx)
+        self.in_context(cx, |s, cx| s.poll_next(cx))
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::agent::{generate_reports, CoordKind};
-use super::client::Endpoint;
+use super::client::{BridgeKind, Endpoint};
 use super::hosts::{AgentRuntime, SpawnMode};
 use super::sim::{Profile, Sim, SimConfig};
 use super::study::{self, StudyOptions, CONFIGS};
@@ -55,6 +55,10 @@ pub struct AgentsArgs {
     /// Worker threads of the tokio bridge used by reqwest on non-tokio runtimes.
     #[arg(long, default_value_t = 2)]
     pub bridge_workers: usize,
+    /// How `weft-mt+reqwest` reaches tokio: `enter` (Handle::enter per poll on a lab-owned
+    /// runtime) or `async-compat` (the async-compat crate's global runtime).
+    #[arg(long, default_value = "enter")]
+    pub bridge: String,
     /// Seconds without a byte before a call fails.
     #[arg(long, default_value_t = 30.0)]
     pub timeout: f64,
@@ -81,6 +85,13 @@ pub struct ServeArgs {
     /// Use the full (realistic) profile instead of the quick one.
     #[arg(long)]
     pub full: bool,
+    /// Measure instead of serving: this many concurrent streams (quick profile) against a
+    /// one-thread simulator; prints achieved vs nominal token rate and CPU per token, then exits.
+    #[arg(long)]
+    pub capacity: Option<usize>,
+    /// Tokens per stream for `--capacity` (≤ 100, the quick profile's answer length).
+    #[arg(long, default_value_t = 100)]
+    pub capacity_predict: u32,
 }
 
 fn default_workers() -> usize {
@@ -190,6 +201,7 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
     let spawn = SpawnMode::by_name(&args.spawn).ok_or("--spawn is join or tasks")?;
     let coordinator = CoordKind::by_name(&args.coordinator).ok_or("--coordinator is none, semaphore or mutex")?;
     let workers = args.workers.unwrap_or_else(default_workers);
+    let bridge = BridgeKind::by_name(&args.bridge).ok_or("--bridge is enter or async-compat")?;
     if runtimes.contains(&AgentRuntime::AsyncStd) {
         // async-std sizes its global executor from the environment, once, on first use.
         std::env::set_var("ASYNC_STD_THREAD_COUNT", workers.to_string());
@@ -233,6 +245,7 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
         data_dir,
         workers,
         bridge_workers: args.bridge_workers,
+        bridge,
         idle_timeout: Duration::from_secs_f64(args.timeout),
         permits,
         verbose: !args.quiet,
@@ -268,8 +281,9 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
         fleet,
         notes: vec![
             format!("full profile calibrated to TR115's observations: {:.1} tok/s and ≈ 1 s TTFT per agent with two instances; quick = 20× faster", 1.0 / Profile::full().inter_token.as_secs_f64()),
-            format!("study took {:.1} s; {} workers, tokio bridge {} workers, idle timeout {:.0} s", started.elapsed().as_secs_f64(), workers, args.bridge_workers, args.timeout),
-            "CPU times come from /proc (10 ms ticks); client CPU = process CPU − simulator threads' CPU".into(),
+            format!("study took {:.1} s; {} workers, tokio bridge {} workers, weft-mt+reqwest bridge {}, idle timeout {:.0} s", started.elapsed().as_secs_f64(), workers, args.bridge_workers, bridge.name(), args.timeout),
+            format!("fleet measured efficiency: the fleet's agents run one after another (up to {k}; larger fleets: {k} evenly spaced agents, time scaled by n ÷ {k}) ÷ the concurrent wall ÷ n", k = study::FLEET_SEQUENTIAL_SAMPLE),
+            "CPU times are nanosecond clocks (CLOCK_PROCESS_CPUTIME_ID; simulator threads from /proc/self/task/*/schedstat); client CPU = process CPU − simulator threads' CPU".into(),
         ],
     };
     let failed = section.runs.iter().any(|r| r.failed) || section.fleet.iter().any(|f| f.failed_agents > 0);
@@ -300,6 +314,12 @@ fn names() -> String {
 
 /// `weft-lab serve-ollama`: the simulator standalone until killed.
 pub fn serve_main(args: ServeArgs) -> Result<(), String> {
+    if let Some(streams) = args.capacity {
+        let workers = default_workers();
+        let c = super::capacity::measure(streams, args.capacity_predict, workers)?;
+        println!("{}", super::capacity::describe(&c, workers));
+        return if c.ok_streams == c.streams { Ok(()) } else { Err("some streams failed".into()) };
+    }
     let mut config = SimConfig::new(if args.full { Profile::full() } else { Profile::quick() });
     config.port = args.port;
     config.instances = args.instances;
@@ -337,6 +357,7 @@ pub fn smoke(workers: usize) -> Vec<(String, Result<(), String>)> {
             data_dir: dir,
             workers,
             bridge_workers: 2,
+            bridge: BridgeKind::Enter,
             idle_timeout: Duration::from_secs(10),
             permits: 2,
             verbose: false,
@@ -360,6 +381,7 @@ pub fn smoke(workers: usize) -> Vec<(String, Result<(), String>)> {
                         permits: 2,
                         workers,
                         bridge_workers: 2,
+                        bridge: BridgeKind::Enter,
                         sequential: false,
                     };
                     let b = hosts::run(rt, &plan)?;

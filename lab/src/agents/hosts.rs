@@ -14,6 +14,8 @@
 //! The bridge is a 2-worker tokio runtime (`tokio-bridge` threads, as the study's
 //! `Lazy<Runtime>`): reqwest's futures are polled on the host runtime inside `Handle::enter`,
 //! so its connection tasks and socket readiness live on the bridge while the agents do not.
+//! `--bridge async-compat` makes `weft-mt+reqwest` use the `async-compat` crate's global
+//! one-thread tokio runtime instead (see [`BridgeKind`]).
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -21,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::agent::{run_agent, AgentOutcome, AgentSpec, CoordKind, Coordinator};
-use super::client::{BoxFuture, HttpClient, HyperClient, ReqwestClient};
+use super::client::{BoxFuture, Bridge, BridgeKind, HttpClient, HyperClient, ReqwestClient};
 use super::sim::process_cpu;
 use crate::adapter::{Adapter, Flavor, RtConfig};
 use crate::runtimes::{async_std::AsyncStd, smol::Smol, tokio::Tokio, weft::Weft};
@@ -98,6 +100,8 @@ pub struct RunPlan {
     /// Worker threads of multi-thread hosts.
     pub workers: usize,
     pub bridge_workers: usize,
+    /// How `weft-mt+reqwest` bridges to tokio (`--bridge`).
+    pub bridge: BridgeKind,
     /// Run the agents one after another (the measured sequential baseline).
     pub sequential: bool,
 }
@@ -256,6 +260,11 @@ pub fn run(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
                     .run_until(drive::<Weft, _, _>(plan, Arc::new(HyperClient::<Weft>::default()), WeftLocal))
                     .await
             })
+        }
+        AgentRuntime::WeftMtReqwest if plan.bridge == BridgeKind::AsyncCompat => {
+            let client = Arc::new(ReqwestClient::with_bridge(Bridge::AsyncCompat, false)?);
+            let r: Weft = build(mt, w)?;
+            r.block_on(drive::<Weft, _, _>(plan, client, AdapterSpawner::<Weft>(PhantomData)))
         }
         AgentRuntime::WeftMtReqwest => {
             let b = bridge(plan.bridge_workers)?;

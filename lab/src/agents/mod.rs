@@ -1,5 +1,6 @@
 //! The multi-agent LLM study (reference report 000, "TR115").
 pub mod agent;
+pub mod capacity;
 pub mod charts;
 pub mod client;
 pub mod command;

@@ -47,6 +47,7 @@ pub struct StudyOptions {
     pub data_dir: PathBuf,
     pub workers: usize,
     pub bridge_workers: usize,
+    pub bridge: super::client::BridgeKind,
     pub idle_timeout: Duration,
     /// Server slots in total (semaphore permits).
     pub permits: usize,
@@ -139,6 +140,7 @@ fn plan(
         permits: o.permits,
         workers: o.workers,
         bridge_workers: o.bridge_workers,
+        bridge: o.bridge,
         sequential,
     }
 }
@@ -252,8 +254,14 @@ pub struct FleetRecord {
     pub failed_agents: usize,
 }
 
+/// Agents of a fleet run one after another for its measured sequential baseline: all of them
+/// up to this many, else this many evenly spaced ones, scaled by n ÷ k (128 agents one after
+/// another would take minutes per runtime in `--quick`).
+pub const FLEET_SEQUENTIAL_SAMPLE: usize = 8;
+
 /// Fleet scaling: `sizes` agents at once (a task per agent, no coordinator) against a fixed
-/// server, with one agent alone as the measured baseline (× n).
+/// server; the measured baseline runs the same fleet's agents one after another (all of them,
+/// or [`FLEET_SEQUENTIAL_SAMPLE`] evenly spaced ones scaled to n).
 pub fn run_fleet(o: &StudyOptions, sizes: &[usize], sim: Option<&Sim>) -> Vec<FleetRecord> {
     let config = &CONFIGS[2];
     warm_up(o, config, o.endpoints.len().max(2));
@@ -261,9 +269,12 @@ pub fn run_fleet(o: &StudyOptions, sizes: &[usize], sim: Option<&Sim>) -> Vec<Fl
     for &n in sizes {
         for (j, _) in o.runtimes.iter().enumerate() {
             let rt = o.runtimes[(j + n) % o.runtimes.len()];
-            let single = hosts::run(rt, &plan(o, specs(o, config, 1, 7), true, SpawnMode::Tasks, CoordKind::None));
+            let fleet = specs(o, config, n, 7);
+            let k = n.clamp(1, FLEET_SEQUENTIAL_SAMPLE);
+            let sample: Vec<AgentSpec> = (0..k).map(|i| fleet[i * n / k].clone()).collect();
+            let single = hosts::run(rt, &plan(o, sample, true, SpawnMode::Tasks, CoordKind::None));
             let sim0 = sim.map(Sim::cpu).unwrap_or_default();
-            let batch = hosts::run(rt, &plan(o, specs(o, config, n, 7), false, SpawnMode::Tasks, CoordKind::None));
+            let batch = hosts::run(rt, &plan(o, fleet, false, SpawnMode::Tasks, CoordKind::None));
             let sim_cpu = sim.map(Sim::cpu).unwrap_or_default().saturating_sub(sim0);
             let (Ok(single), Ok(batch)) = (single, batch) else {
                 out.push(FleetRecord {
@@ -293,7 +304,7 @@ pub fn run_fleet(o: &StudyOptions, sizes: &[usize], sim: Option<&Sim>) -> Vec<Fl
                 agents: n,
                 wall_s: wall,
                 efficiency_pct: est / wall / n as f64 * 100.0,
-                measured_efficiency_pct: single.wall.as_secs_f64() / wall * 100.0,
+                measured_efficiency_pct: single.wall.as_secs_f64() * (n as f64 / k as f64) / wall / n as f64 * 100.0,
                 p50_ttft_ms: pct(50.0),
                 p99_ttft_ms: pct(99.0),
                 tokens,

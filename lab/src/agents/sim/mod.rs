@@ -18,7 +18,7 @@
 //! hyper 1.x on weft (`weft::compat::hyper::WeftIo`), one accept loop per instance, a producer
 //! task per streamed response. Everything runs on one dedicated weft runtime whose threads are
 //! named `weft-sim`, so the study can read the simulator's own CPU time from
-//! `/proc/self/task/*/stat` and subtract it from the process's.
+//! `/proc/self/task/*/schedstat` (ns) and subtract it from the process's.
 //!
 //! Invariants: the simulator binds 127.0.0.1 only; a request's slot is freed however it ends
 //! (finished, faulted, client gone); queued requests start strictly in arrival order.
@@ -227,22 +227,26 @@ fn current_tid() -> Option<u32> {
     link.file_name()?.to_str()?.parse().ok()
 }
 
-/// utime + stime of one thread of this process (clock ticks of 10 ms).
+/// CPU time one thread of this process has run, in nanoseconds: the first field of
+/// `/proc/self/task/TID/schedstat` (the scheduler's `sum_exec_runtime`; `stat`'s utime/stime
+/// are 10 ms ticks, too coarse for a 2-agent run).
 pub fn thread_cpu(tid: u32) -> Duration {
-    stat_cpu(&format!("/proc/self/task/{tid}/stat"))
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .map(Duration::from_nanos)
+        .unwrap_or_default()
 }
 
-/// utime + stime of the whole process, exited threads included.
+/// CPU time of the whole process, exited threads included, in nanoseconds
+/// (`CLOCK_PROCESS_CPUTIME_ID`).
 pub fn process_cpu() -> Duration {
-    stat_cpu("/proc/self/stat")
-}
-
-fn stat_cpu(path: &str) -> Duration {
-    let Ok(s) = std::fs::read_to_string(path) else { return Duration::ZERO };
-    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
-    let Some(rest) = s.rfind(')').map(|i| &s[i + 2..]) else { return Duration::ZERO };
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
-        + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    Duration::from_millis(ticks * 10)
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a live, writable `timespec` for the duration of the call, and
+    // CLOCK_PROCESS_CPUTIME_ID is a clock every Linux kernel since 2.6.12 provides.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
