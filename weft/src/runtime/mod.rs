@@ -24,17 +24,21 @@ mod builder;
 pub(crate) mod context;
 pub(crate) mod driver;
 mod handle;
+mod id;
 pub(crate) mod io;
 pub(crate) mod metrics;
 pub(crate) mod park;
 pub(crate) mod scheduler;
+mod shutdown_error;
 
 #[cfg(all(test, loom))]
 mod loom_park;
 
 pub use builder::Builder;
 pub use handle::{EnterGuard, Handle, TryCurrentError};
+pub use id::Id;
 pub use metrics::{RuntimeMetrics, TaskInfo, TaskState};
+pub use shutdown_error::is_rt_shutdown_err;
 
 use std::fmt;
 use std::future::Future;
