@@ -55,6 +55,9 @@ pub(crate) struct Config {
     pub(crate) event_interval: u32,
     pub(crate) silence_task_panics: bool,
     pub(crate) metrics: metrics::MetricsConfig,
+    /// `Builder::on_thread_park` / `on_thread_unpark`.
+    pub(crate) on_thread_park: Option<builder::Callback>,
+    pub(crate) on_thread_unpark: Option<builder::Callback>,
 }
 
 /// The runtime flavor, as reported by [`Handle::runtime_flavor`].
