@@ -208,8 +208,8 @@ impl Builder {
             event_interval: self.event_interval,
             silence_task_panics: self.silence_task_panics,
             metrics: self.metrics,
-            on_thread_park: self.on_thread_park.clone(),
-            on_thread_unpark: self.on_thread_unpark.clone(),
+            on_thread_park: self.on_thread_park.clone().map(super::ThreadHook),
+            on_thread_unpark: self.on_thread_unpark.clone().map(super::ThreadHook),
         };
         let blocking = super::blocking::BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive);
         let (driver, driver_handle) = Driver::new(self.enable_time, self.enable_io)?;

@@ -56,8 +56,24 @@ pub(crate) struct Config {
     pub(crate) silence_task_panics: bool,
     pub(crate) metrics: metrics::MetricsConfig,
     /// `Builder::on_thread_park` / `on_thread_unpark`.
-    pub(crate) on_thread_park: Option<builder::Callback>,
-    pub(crate) on_thread_unpark: Option<builder::Callback>,
+    pub(crate) on_thread_park: Option<ThreadHook>,
+    pub(crate) on_thread_unpark: Option<ThreadHook>,
+}
+
+/// A user thread hook kept by the scheduler. Only ever called, never inspected, so a panic
+/// caught across a `&Handle` cannot observe it half-updated: declared unwind-safe (as tokio's
+/// `Handle` is) without requiring the user's closure to be.
+#[derive(Clone)]
+pub(crate) struct ThreadHook(pub(crate) builder::Callback);
+
+impl std::panic::RefUnwindSafe for ThreadHook {}
+impl std::panic::UnwindSafe for ThreadHook {}
+
+impl std::ops::Deref for ThreadHook {
+    type Target = dyn Fn() + Send + Sync;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
 }
 
 /// The runtime flavor, as reported by [`Handle::runtime_flavor`].
