@@ -222,6 +222,15 @@ impl Builder {
         }
     }
 
+    /// Builds a [`LocalRuntime`](super::LocalRuntime): a current-thread runtime that runs
+    /// `!Send` tasks. Panics on a multi-thread builder, as tokio's does.
+    pub fn build_local(&mut self, _options: super::LocalOptions) -> io::Result<super::LocalRuntime> {
+        match self.kind {
+            Kind::CurrentThread => Ok(super::LocalRuntime::from_runtime(self.build()?)),
+            Kind::MultiThread => panic!("multi_thread is not supported for LocalRuntime"),
+        }
+    }
+
     fn build_multi_thread(
         &self,
         driver: Driver,

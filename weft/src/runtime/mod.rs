@@ -26,6 +26,7 @@ pub(crate) mod driver;
 mod handle;
 mod id;
 pub(crate) mod io;
+mod local_runtime;
 pub(crate) mod metrics;
 pub(crate) mod park;
 pub(crate) mod scheduler;
@@ -37,6 +38,7 @@ mod loom_park;
 pub use builder::Builder;
 pub use handle::{EnterGuard, Handle, TryCurrentError};
 pub use id::Id;
+pub use local_runtime::{LocalOptions, LocalRuntime};
 pub use metrics::{RuntimeMetrics, TaskInfo, TaskState};
 pub use shutdown_error::is_rt_shutdown_err;
 
