@@ -29,7 +29,11 @@ use std::task::{Context, Poll, Waker};
 use super::wait_list::{Node, WaitList};
 use super::wake_list::WakeList;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
-use crate::loom::sync::{Arc, Mutex};
+// `notified_owned` takes the user's `std::sync::Arc` (under loom too, as the owned semaphore
+// acquires do): it only keeps the `Notify` alive, no synchronisation goes through it.
+use std::sync::Arc;
+
+use crate::loom::sync::Mutex;
 use crate::loom::{lock, UnsafeCell};
 
 const EMPTY: usize = 0b00;
