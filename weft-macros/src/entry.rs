@@ -1,10 +1,10 @@
 //! `#[weft::main]` and `#[weft::test]`: run an `async fn` on a weft runtime.
 //!
 //! Both accept tokio's argument set: `flavor = "multi_thread" | "current_thread" | "local"`,
-//! `worker_threads = N` (multi-thread only), `start_paused` and `crate = "path"`. Not done
-//! yet: `flavor = "local"` and `start_paused = true` parse but are rejected with a compile
-//! error naming what is missing in weft (`LocalRuntime`, the paused clock); the expansion
-//! for them (`build_local`, `Builder::start_paused`) is already written.
+//! `worker_threads = N` (multi-thread only), `start_paused` and `crate = "path"`.
+//! `flavor = "local"` builds a `runtime::LocalRuntime` (`build_local`). Not done yet:
+//! `start_paused = true` parses but is rejected with a compile error naming what is missing
+//! in weft (the paused clock); its expansion (`Builder::start_paused`) is already written.
 //! `main` defaults to the multi-thread flavor, `test` to the current-thread one. The expansion
 //! builds the runtime through `<crate>::__private::Builder` with every driver enabled and calls
 //! `block_on` on the function's body; misuse (a non-async function, an unknown argument, test
@@ -124,13 +124,6 @@ fn parse_args(args: TokenStream2, kind: Kind) -> syn::Result<Config> {
         return Err(syn::Error::new(
             span,
             "`start_paused = true` is not supported yet: weft has no paused clock (`time::pause`) so far",
-        ));
-    }
-    if config.flavor == Flavor::Local {
-        return Err(syn::Error::new(
-            Span::call_site(),
-            "`flavor = \"local\"` is not supported yet: weft has no `LocalRuntime` so far; \
-             use `flavor = \"current_thread\"` with a `task::LocalSet`",
         ));
     }
     if let (Flavor::MultiThread, Some((true, span))) = (config.flavor, config.start_paused) {

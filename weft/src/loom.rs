@@ -52,6 +52,14 @@ mod imp {
             f(self.0.get())
         }
     }
+
+    // Unwind safety (tokio declares its channels, `Notify`, `JoinHandle` and sockets
+    // unwind-safe for every `T`; so does weft). Every weft cell is written only by runtime code
+    // that finishes its update before running anything that may panic (user wakers, `Drop`s,
+    // closures run after the cell is consistent again), so a panic caught across a `&` to a
+    // weft type never exposes a half-written cell.
+    impl<T: ?Sized> std::panic::RefUnwindSafe for UnsafeCell<T> {}
+    impl<T: ?Sized> std::panic::UnwindSafe for UnsafeCell<T> {}
 }
 
 #[cfg(loom)]

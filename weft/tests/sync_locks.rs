@@ -330,7 +330,7 @@ fn locks_work_without_a_weft_runtime() {
     for t in threads {
         t.join().unwrap();
     }
-    assert_eq!(*futures::executor::block_on(m.lock()), 4000);
+    assert_eq!(*::futures::executor::block_on(m.lock()), 4000);
 }
 
 #[test]

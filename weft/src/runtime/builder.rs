@@ -7,7 +7,7 @@ use std::sync::Arc as StdArc;
 use super::{driver::Driver, scheduler, Config, Runtime};
 use crate::loom::sync::{Arc, Condvar, Mutex};
 
-type Callback = StdArc<dyn Fn() + Send + Sync>;
+pub(crate) type Callback = StdArc<dyn Fn() + Send + Sync>;
 type NameFn = StdArc<dyn Fn() -> String + Send + Sync>;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -24,6 +24,8 @@ pub struct Builder {
     thread_stack_size: Option<usize>,
     on_thread_start: Option<Callback>,
     on_thread_stop: Option<Callback>,
+    on_thread_park: Option<Callback>,
+    on_thread_unpark: Option<Callback>,
     global_queue_interval: Option<u32>,
     event_interval: u32,
     enable_time: bool,
@@ -59,6 +61,8 @@ impl Builder {
             thread_stack_size: None,
             on_thread_start: None,
             on_thread_stop: None,
+            on_thread_park: None,
+            on_thread_unpark: None,
             global_queue_interval: None,
             event_interval: DEFAULT_EVENT_INTERVAL,
             enable_time: false,
@@ -102,6 +106,19 @@ impl Builder {
     }
 
     /// Runs `f` on each worker thread before it exits.
+    /// Runs `f` on a worker thread (or the `block_on` thread of a current-thread runtime) just
+    /// before it goes idle and sleeps waiting for work, timers or I/O.
+    pub fn on_thread_park<F: Fn() + Send + Sync + 'static>(&mut self, f: F) -> &mut Self {
+        self.on_thread_park = Some(StdArc::new(f));
+        self
+    }
+
+    /// Runs `f` on the same thread just after it wakes from the sleep `on_thread_park` announced.
+    pub fn on_thread_unpark<F: Fn() + Send + Sync + 'static>(&mut self, f: F) -> &mut Self {
+        self.on_thread_unpark = Some(StdArc::new(f));
+        self
+    }
+
     pub fn on_thread_stop<F: Fn() + Send + Sync + 'static>(&mut self, f: F) -> &mut Self {
         self.on_thread_stop = Some(StdArc::new(f));
         self
@@ -192,6 +209,8 @@ impl Builder {
             event_interval: self.event_interval,
             silence_task_panics: self.silence_task_panics,
             metrics: self.metrics,
+            on_thread_park: self.on_thread_park.clone().map(super::ThreadHook),
+            on_thread_unpark: self.on_thread_unpark.clone().map(super::ThreadHook),
         };
         let blocking = super::blocking::BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive);
         let (driver, driver_handle) = Driver::new(self.enable_time, self.enable_io)?;
@@ -201,6 +220,15 @@ impl Builder {
                 Ok(Runtime::from_parts(scheduler::Handle::CurrentThread(handle), None))
             }
             Kind::MultiThread => self.build_multi_thread(driver, driver_handle, blocking, config),
+        }
+    }
+
+    /// Builds a [`LocalRuntime`](super::LocalRuntime): a current-thread runtime that runs
+    /// `!Send` tasks. Panics on a multi-thread builder, as tokio's does.
+    pub fn build_local(&mut self, _options: super::LocalOptions) -> io::Result<super::LocalRuntime> {
+        match self.kind {
+            Kind::CurrentThread => Ok(super::LocalRuntime::from_runtime(self.build()?)),
+            Kind::MultiThread => panic!("multi_thread is not supported for LocalRuntime"),
         }
     }
 

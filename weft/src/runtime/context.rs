@@ -33,9 +33,11 @@ thread_local! {
     };
 }
 
-const NO_RUNTIME: &str = "there is no weft runtime on this thread. Call this from inside \
+/// Starts with tokio's exact text (tokio's tests match it as a substring), then says how to fix it.
+const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a Tokio \
+1.x runtime (weft: there is no weft runtime on this thread; call this from inside \
 `Runtime::block_on`, from a task spawned on a runtime, under `#[weft::main]`/`#[weft::test]`, \
-or after `let _guard = runtime.enter();`";
+or after `let _guard = runtime.enter();`)";
 
 /// Spawns on the current runtime: the local worker's queue when on a worker.
 #[track_caller]
@@ -63,7 +65,7 @@ where
             unsafe { &*sched }.spawn(future, id)
         }
         Ok(Some(Target::Handle(handle))) => handle.spawn(future, id),
-        _ => panic!("`weft::spawn` failed: {NO_RUNTIME}"),
+        _ => panic!("{NO_RUNTIME}; failed call: `weft::spawn`"),
     }
 }
 
@@ -77,7 +79,7 @@ pub(crate) fn try_current() -> Option<scheduler::Handle> {
 pub(crate) fn current_or_panic(what: &str) -> scheduler::Handle {
     match try_current() {
         Some(h) => h,
-        None => panic!("{what} failed: {NO_RUNTIME}"),
+        None => panic!("{NO_RUNTIME}; failed call: {what}"),
     }
 }
 

@@ -82,6 +82,15 @@ impl Handle {
         }
     }
 
+    /// This runtime's id, unique among the runtimes currently alive.
+    pub fn id(&self) -> super::Id {
+        let addr = match &self.inner {
+            scheduler::Handle::CurrentThread(h) => &**h as *const _ as usize,
+            scheduler::Handle::MultiThread(h) => &**h as *const _ as usize,
+        };
+        super::Id::from_addr(addr)
+    }
+
     pub fn runtime_flavor(&self) -> RuntimeFlavor {
         match self.inner {
             scheduler::Handle::CurrentThread(_) => RuntimeFlavor::CurrentThread,

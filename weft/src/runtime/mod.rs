@@ -24,17 +24,23 @@ mod builder;
 pub(crate) mod context;
 pub(crate) mod driver;
 mod handle;
+mod id;
 pub(crate) mod io;
+mod local_runtime;
 pub(crate) mod metrics;
 pub(crate) mod park;
 pub(crate) mod scheduler;
+mod shutdown_error;
 
 #[cfg(all(test, loom))]
 mod loom_park;
 
 pub use builder::Builder;
 pub use handle::{EnterGuard, Handle, TryCurrentError};
+pub use id::Id;
+pub use local_runtime::{LocalOptions, LocalRuntime};
 pub use metrics::{RuntimeMetrics, TaskInfo, TaskState};
+pub use shutdown_error::is_rt_shutdown_err;
 
 use std::fmt;
 use std::future::Future;
@@ -51,6 +57,25 @@ pub(crate) struct Config {
     pub(crate) event_interval: u32,
     pub(crate) silence_task_panics: bool,
     pub(crate) metrics: metrics::MetricsConfig,
+    /// `Builder::on_thread_park` / `on_thread_unpark`.
+    pub(crate) on_thread_park: Option<ThreadHook>,
+    pub(crate) on_thread_unpark: Option<ThreadHook>,
+}
+
+/// A user thread hook kept by the scheduler. Only ever called, never inspected, so a panic
+/// caught across a `&Handle` cannot observe it half-updated: declared unwind-safe (as tokio's
+/// `Handle` is) without requiring the user's closure to be.
+#[derive(Clone)]
+pub(crate) struct ThreadHook(pub(crate) builder::Callback);
+
+impl std::panic::RefUnwindSafe for ThreadHook {}
+impl std::panic::UnwindSafe for ThreadHook {}
+
+impl std::ops::Deref for ThreadHook {
+    type Target = dyn Fn() + Send + Sync;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
 }
 
 /// The runtime flavor, as reported by [`Handle::runtime_flavor`].

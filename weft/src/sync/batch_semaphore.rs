@@ -89,6 +89,13 @@ impl RawSemaphore {
         RawSemaphore { state: AtomicUsize::new(permits << PERMIT_SHIFT), waiters: Mutex::new(WaitList::new()) }
     }
 
+    /// `new` usable in a `static` (std atomics only: loom's are not `const`).
+    #[cfg(not(loom))]
+    pub(crate) const fn const_new(permits: usize) -> RawSemaphore {
+        assert!(permits <= MAX_PERMITS, "a semaphore holds at most `Semaphore::MAX_PERMITS` permits");
+        RawSemaphore { state: AtomicUsize::new(permits << PERMIT_SHIFT), waiters: Mutex::new(WaitList::new()) }
+    }
+
     pub(crate) fn available_permits(&self) -> usize {
         self.state.load(Acquire) >> PERMIT_SHIFT
     }

@@ -24,6 +24,7 @@ use std::fmt;
 use std::task::Waker;
 
 use super::wake_list::WakeList;
+use super::Notify;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
 use crate::loom::sync::{Arc, Mutex, RwLock};
 use crate::loom::{lock, read, write};
@@ -115,10 +116,19 @@ struct Shared<T> {
     mask: u64,
     tail: Mutex<Tail>,
     senders: AtomicUsize,
+    /// Live `WeakSender`s; only counted.
+    weak_senders: AtomicUsize,
+    /// Woken (all waiters) when the last receiver goes away: completes `Sender::closed`.
+    no_receivers: Notify,
 }
 
 /// The sending half; clone it for more senders.
 pub struct Sender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// A sender that does not keep the channel open; [`upgrade`](WeakSender::upgrade) it to send.
+pub struct WeakSender<T> {
     shared: Arc<Shared<T>>,
 }
 
@@ -151,6 +161,8 @@ pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
         mask: capacity as u64 - 1,
         tail: Mutex::new(Tail { pos: 0, receivers: 1, closed: false, wakers: vec![None], free_ids: Vec::new() }),
         senders: AtomicUsize::new(1),
+        weak_senders: AtomicUsize::new(0),
+        no_receivers: Notify::new(),
     });
     (Sender { shared: shared.clone() }, Receiver { shared, next: 0, id: 0 })
 }
@@ -250,6 +262,81 @@ impl<T> Sender<T> {
 
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// Completes once no receiver is subscribed (immediately if none is now).
+    pub async fn closed(&self) {
+        loop {
+            let notified = self.shared.no_receivers.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the check, so a last receiver dropping in between still wakes us.
+            notified.as_mut().enable();
+            if self.receiver_count() == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// A sender that does not keep the channel open.
+    pub fn downgrade(&self) -> WeakSender<T> {
+        self.shared.weak_senders.fetch_add(1, Relaxed);
+        WeakSender { shared: self.shared.clone() }
+    }
+
+    /// The number of strong senders (this one included).
+    pub fn strong_count(&self) -> usize {
+        self.shared.senders.load(Relaxed)
+    }
+
+    /// The number of weak senders.
+    pub fn weak_count(&self) -> usize {
+        self.shared.weak_senders.load(Relaxed)
+    }
+}
+
+impl<T> WeakSender<T> {
+    /// A strong sender again, or `None` once every strong sender is gone (the channel closed).
+    pub fn upgrade(&self) -> Option<Sender<T>> {
+        let mut cur = self.shared.senders.load(Relaxed);
+        loop {
+            if cur == 0 {
+                return None;
+            }
+            match self.shared.senders.compare_exchange_weak(cur, cur + 1, AcqRel, Relaxed) {
+                Ok(_) => return Some(Sender { shared: self.shared.clone() }),
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// The number of strong senders.
+    pub fn strong_count(&self) -> usize {
+        self.shared.senders.load(Relaxed)
+    }
+
+    /// The number of weak senders (this one included).
+    pub fn weak_count(&self) -> usize {
+        self.shared.weak_senders.load(Relaxed)
+    }
+}
+
+impl<T> Clone for WeakSender<T> {
+    fn clone(&self) -> Self {
+        self.shared.weak_senders.fetch_add(1, Relaxed);
+        WeakSender { shared: self.shared.clone() }
+    }
+}
+
+impl<T> Drop for WeakSender<T> {
+    fn drop(&mut self) {
+        self.shared.weak_senders.fetch_sub(1, Relaxed);
+    }
+}
+
+impl<T> fmt::Debug for WeakSender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakSender").finish_non_exhaustive()
     }
 }
 
@@ -388,17 +475,30 @@ impl<T> Receiver<T> {
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
+
+    /// The number of strong senders still alive.
+    pub fn sender_strong_count(&self) -> usize {
+        self.shared.senders.load(Relaxed)
+    }
+
+    /// The number of weak senders still alive.
+    pub fn sender_weak_count(&self) -> usize {
+        self.shared.weak_senders.load(Relaxed)
+    }
 }
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        let waker = {
+        let (waker, last) = {
             let mut tail = lock(&self.shared.tail);
             tail.receivers -= 1;
             tail.free_ids.push(self.id);
-            tail.wakers[self.id].take()
+            (tail.wakers[self.id].take(), tail.receivers == 0)
         };
         drop(waker);
+        if last {
+            self.shared.no_receivers.notify_waiters();
+        }
     }
 }
 

@@ -89,5 +89,10 @@ pub use rwlock::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockRead
 pub use semaphore::{AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError};
 pub use set_once::{SetOnce, SetOnceError};
 
+/// Named future types of this module, where tokio puts them (`tokio::sync::futures`).
+pub mod futures {
+    pub use super::notify::{Notified, OwnedNotified};
+}
+
 mod block_on;
 pub(crate) use block_on::block_on;

@@ -29,6 +29,10 @@ use std::task::{Context, Poll, Waker};
 use super::wait_list::{Node, WaitList};
 use super::wake_list::WakeList;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
+// `notified_owned` takes the user's `std::sync::Arc` (under loom too, as the owned semaphore
+// acquires do): it only keeps the `Notify` alive, no synchronisation goes through it.
+use std::sync::Arc;
+
 use crate::loom::sync::Mutex;
 use crate::loom::{lock, UnsafeCell};
 
@@ -98,6 +102,23 @@ unsafe impl Sync for Notified<'_> {}
 impl Notify {
     pub fn new() -> Notify {
         Notify { state: AtomicUsize::new(EMPTY), waiters: Mutex::new(WaitList::new()) }
+    }
+
+    /// `new` usable in a `static`. Not available under `--cfg loom` (loom's atomics are not
+    /// `const`), as in tokio.
+    #[cfg(not(loom))]
+    pub const fn const_new() -> Notify {
+        Notify { state: AtomicUsize::new(EMPTY), waiters: Mutex::new(WaitList::new()) }
+    }
+
+    /// Like [`notified`](Notify::notified), but the future owns an `Arc` of the `Notify`, so
+    /// it is `'static` (it can be stored or moved into a spawned task).
+    pub fn notified_owned(self: Arc<Self>) -> OwnedNotified {
+        // SAFETY: the reference points into the `Arc`'s allocation, which `OwnedNotified` keeps
+        // alive in its `notify` field; `inner` is declared before `notify`, so it is dropped (and
+        // its node unlinked) before that `Arc` is released. The reference never escapes.
+        let notify: &'static Notify = unsafe { &*(&*self as *const Notify) };
+        OwnedNotified { inner: notify.notified(), notify: self }
     }
 
     /// A future that completes on the next `notify_one` (or a stored permit), or on a
@@ -313,6 +334,38 @@ impl Drop for Notified<'_> {
             }
             _ => {}
         }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future returned by [`Notify::notified_owned`]: a [`Notified`] that owns its `Notify`.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct OwnedNotified {
+        // Declared first: dropped (unlinked from the queue) before `notify` is released.
+        #[pin]
+        inner: Notified<'static>,
+        notify: Arc<Notify>,
+    }
+}
+
+impl OwnedNotified {
+    /// Registers this future as a waiter without polling it; see [`Notified::enable`].
+    pub fn enable(self: Pin<&mut Self>) -> bool {
+        self.project().inner.enable()
+    }
+}
+
+impl Future for OwnedNotified {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.project().inner.poll(cx)
+    }
+}
+
+impl fmt::Debug for OwnedNotified {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedNotified").field("phase", &self.inner.phase).finish()
     }
 }
 

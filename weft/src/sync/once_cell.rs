@@ -65,6 +65,27 @@ impl<T> OnceCell<T> {
         }
     }
 
+    /// `new` usable in a `static`. Not available under `--cfg loom`, as in tokio.
+    #[cfg(not(loom))]
+    pub const fn const_new() -> OnceCell<T> {
+        OnceCell {
+            set: AtomicBool::new(false),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+            init: RawSemaphore::const_new(1),
+        }
+    }
+
+    /// A cell already holding `value`, usable in a `static`. Not available under `--cfg loom`.
+    #[cfg(not(loom))]
+    pub const fn const_new_with(value: T) -> OnceCell<T> {
+        OnceCell {
+            set: AtomicBool::new(true),
+            value: UnsafeCell::new(MaybeUninit::new(value)),
+            // No initialiser permit: every path checks `set` first, and none may ever store.
+            init: RawSemaphore::const_new(0),
+        }
+    }
+
     pub fn new_with(value: Option<T>) -> OnceCell<T> {
         let cell = OnceCell::new();
         if let Some(v) = value {

@@ -264,6 +264,25 @@ impl<T> Receiver<T> {
         Err(TryRecvError::Empty)
     }
 
+    /// True once this receiver has yielded its result (by `.await`/poll or a successful
+    /// `try_recv`); it must not be polled again.
+    pub fn is_terminated(&self) -> bool {
+        self.inner.is_none()
+    }
+
+    /// True when there is no value to receive now: nothing sent yet, the sender dropped
+    /// without sending, or the value already taken (a terminated receiver is empty).
+    pub fn is_empty(&self) -> bool {
+        let Some(inner) = &self.inner else { return true };
+        if inner.state.load(Acquire) & COMPLETE == COMPLETE {
+            // SAFETY: COMPLETE observed with Acquire: the sender never touches the value cell
+            // again, and only this receiver (through `&mut self`, not held here) takes it.
+            !unsafe { inner.value.with(|v| (*v).is_some()) }
+        } else {
+            true
+        }
+    }
+
     /// Blocks the thread until the value arrives. Panics inside a weft runtime.
     #[track_caller]
     pub fn blocking_recv(self) -> Result<T, RecvError> {

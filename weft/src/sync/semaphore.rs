@@ -93,6 +93,37 @@ impl Semaphore {
         Semaphore { raw: RawSemaphore::new(permits) }
     }
 
+    /// `new` usable in a `static`. Not available under `--cfg loom`, as in tokio.
+    #[cfg(not(loom))]
+    pub const fn const_new(permits: usize) -> Semaphore {
+        Semaphore { raw: RawSemaphore::const_new(permits) }
+    }
+
+    /// Blocks the thread until a permit is acquired. Panics when called inside a runtime
+    /// (as tokio's does); use `acquire().await` there.
+    #[track_caller]
+    pub fn blocking_acquire(&self) -> Result<SemaphorePermit<'_>, AcquireError> {
+        crate::sync::block_on(self.acquire())
+    }
+
+    /// Blocks the thread until `n` permits are acquired. Panics when called inside a runtime.
+    #[track_caller]
+    pub fn blocking_acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, AcquireError> {
+        crate::sync::block_on(self.acquire_many(n))
+    }
+
+    /// Blocks the thread until a permit is acquired. Panics when called inside a runtime.
+    #[track_caller]
+    pub fn blocking_acquire_owned(self: Arc<Self>) -> Result<OwnedSemaphorePermit, AcquireError> {
+        crate::sync::block_on(self.acquire_owned())
+    }
+
+    /// Blocks the thread until `n` permits are acquired. Panics when called inside a runtime.
+    #[track_caller]
+    pub fn blocking_acquire_many_owned(self: Arc<Self>, n: u32) -> Result<OwnedSemaphorePermit, AcquireError> {
+        crate::sync::block_on(self.acquire_many_owned(n))
+    }
+
     pub fn available_permits(&self) -> usize {
         self.raw.available_permits()
     }
@@ -172,6 +203,14 @@ impl<'a> SemaphorePermit<'a> {
         self.permits as usize
     }
 
+    /// Moves `n` of this permit's permits into a new permit; `None` (and nothing moved) if
+    /// this permit holds fewer than `n`.
+    pub fn split(&mut self, n: usize) -> Option<Self> {
+        let n = u32::try_from(n).ok().filter(|&n| n <= self.permits)?;
+        self.permits -= n;
+        Some(SemaphorePermit { sem: self.sem, permits: n })
+    }
+
     /// Merges `other` (from the same semaphore) into `self`. Panics on different semaphores.
     pub fn merge(&mut self, mut other: SemaphorePermit<'a>) {
         assert!(std::ptr::eq(self.sem, other.sem), "merging permits of different semaphores");
@@ -203,6 +242,14 @@ impl OwnedSemaphorePermit {
 
     pub fn semaphore(&self) -> &Arc<Semaphore> {
         &self.sem
+    }
+
+    /// Moves `n` of this permit's permits into a new permit; `None` (and nothing moved) if
+    /// this permit holds fewer than `n`.
+    pub fn split(&mut self, n: usize) -> Option<Self> {
+        let n = u32::try_from(n).ok().filter(|&n| n <= self.permits)?;
+        self.permits -= n;
+        Some(OwnedSemaphorePermit { sem: self.sem.clone(), permits: n })
     }
 
     /// Merges `other` (from the same semaphore) into `self`. Panics on different semaphores.

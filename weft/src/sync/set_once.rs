@@ -55,6 +55,26 @@ impl<T> SetOnce<T> {
         SetOnce { state: AtomicUsize::new(EMPTY), value: UnsafeCell::new(MaybeUninit::uninit()), notify: Notify::new() }
     }
 
+    /// `new` usable in a `static`. Not available under `--cfg loom`, as in tokio.
+    #[cfg(not(loom))]
+    pub const fn const_new() -> SetOnce<T> {
+        SetOnce {
+            state: AtomicUsize::new(EMPTY),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+            notify: Notify::const_new(),
+        }
+    }
+
+    /// A cell already holding `value`, usable in a `static`. Not available under `--cfg loom`.
+    #[cfg(not(loom))]
+    pub const fn const_new_with(value: T) -> SetOnce<T> {
+        SetOnce {
+            state: AtomicUsize::new(SET),
+            value: UnsafeCell::new(MaybeUninit::new(value)),
+            notify: Notify::const_new(),
+        }
+    }
+
     pub fn new_with(value: Option<T>) -> SetOnce<T> {
         let cell = SetOnce::new();
         if let Some(v) = value {

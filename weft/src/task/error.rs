@@ -19,9 +19,22 @@ enum Repr {
 /// A panic payload made `Sync` by never handing out `&` access to it.
 struct SyncPayload(Box<dyn Any + Send + 'static>);
 
-// SAFETY: the payload is only ever reached by value (`into_panic`) or through `&mut`, never
-// through a shared reference, so sharing `&SyncPayload` across threads exposes nothing.
+// SAFETY: through a shared reference the payload is only ever asked for its `TypeId` (a vtable
+// call that reads no data) and then downcast to `String` or `&'static str`, both of which are
+// `Sync`; any other access is by value (`into_panic`) or through `&mut`. So sharing
+// `&SyncPayload` across threads exposes no non-`Sync` data.
 unsafe impl Sync for SyncPayload {}
+
+impl SyncPayload {
+    /// The panic message when the payload is a `&'static str` or a `String` (what `panic!` makes).
+    fn as_str(&self) -> Option<&str> {
+        if let Some(s) = self.0.downcast_ref::<&'static str>() {
+            Some(s)
+        } else {
+            self.0.downcast_ref::<String>().map(String::as_str)
+        }
+    }
+}
 
 impl JoinError {
     pub(crate) fn cancelled(id: Id) -> JoinError {
@@ -64,18 +77,24 @@ impl JoinError {
 
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.repr {
+        match &self.repr {
             Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
-            Repr::Panic(_) => write!(f, "task {} panicked", self.id),
+            Repr::Panic(p) => match p.as_str() {
+                Some(msg) => write!(f, "task {} panicked with message {:?}", self.id, msg),
+                None => write!(f, "task {} panicked", self.id),
+            },
         }
     }
 }
 
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.repr {
+        match &self.repr {
             Repr::Cancelled => write!(f, "JoinError::Cancelled({:?})", self.id),
-            Repr::Panic(_) => write!(f, "JoinError::Panic({:?}, ...)", self.id),
+            Repr::Panic(p) => match p.as_str() {
+                Some(msg) => write!(f, "JoinError::Panic({:?}, {:?}, ...)", self.id, msg),
+                None => write!(f, "JoinError::Panic({:?}, ...)", self.id),
+            },
         }
     }
 }
@@ -84,6 +103,7 @@ impl std::error::Error for JoinError {}
 
 impl From<JoinError> for std::io::Error {
     fn from(e: JoinError) -> std::io::Error {
-        std::io::Error::other(e.to_string())
+        // tokio's text: no task id, no message.
+        std::io::Error::other(if e.is_cancelled() { "task was cancelled" } else { "task panicked" })
     }
 }

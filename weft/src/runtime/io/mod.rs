@@ -253,7 +253,4 @@ impl Handle {
     }
 }
 
-/// The error I/O futures return once their runtime is shutting down.
-pub(crate) fn shutdown_error() -> io::Error {
-    io::Error::other("a weft runtime was found, but it is being shut down (the I/O driver is gone)")
-}
+pub(crate) use super::shutdown_error::shutdown_error;

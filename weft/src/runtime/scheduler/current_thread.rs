@@ -282,7 +282,16 @@ impl Context {
             core.metrics.about_to_park(&handle.metrics.workers[0]);
             handle.local_len.store(core.tasks.len(), Relaxed);
         }
-        let (mut core, ()) = self.enter(core, || driver.park_timeout(&handle.driver, timeout));
+        let (mut core, ()) = self.enter(core, || {
+            // Hooks run with the core in the context, so they may spawn.
+            if let (true, Some(f)) = (parks, &handle.config.on_thread_park) {
+                f();
+            }
+            driver.park_timeout(&handle.driver, timeout);
+            if let (true, Some(f)) = (parks, &handle.config.on_thread_unpark) {
+                f();
+            }
+        });
         if parks {
             core.metrics.unparked();
         }

@@ -198,7 +198,9 @@ impl<T> Sender<T> {
         self.max
     }
 
+    /// A sender that does not keep the channel open; see [`WeakSender::upgrade`].
     pub fn downgrade(&self) -> WeakSender<T> {
+        self.chan.add_weak();
         WeakSender { chan: self.chan.clone(), max: self.max }
     }
 
@@ -206,8 +208,14 @@ impl<T> Sender<T> {
         Arc::ptr_eq(&self.chan, &other.chan)
     }
 
+    /// The number of strong senders (this one included).
     pub fn strong_count(&self) -> usize {
         self.chan.strong_count()
+    }
+
+    /// The number of weak senders.
+    pub fn weak_count(&self) -> usize {
+        self.chan.weak_count()
     }
 }
 
@@ -237,8 +245,27 @@ impl<T> WeakSender<T> {
     }
 }
 
+impl<T> WeakSender<T> {
+    /// The number of strong senders.
+    pub fn strong_count(&self) -> usize {
+        self.chan.strong_count()
+    }
+
+    /// The number of weak senders (this one included).
+    pub fn weak_count(&self) -> usize {
+        self.chan.weak_count()
+    }
+}
+
+impl<T> Drop for WeakSender<T> {
+    fn drop(&mut self) {
+        self.chan.drop_weak();
+    }
+}
+
 impl<T> Clone for WeakSender<T> {
     fn clone(&self) -> Self {
+        self.chan.add_weak();
         WeakSender { chan: self.chan.clone(), max: self.max }
     }
 }
@@ -250,6 +277,16 @@ impl<T> fmt::Debug for WeakSender<T> {
 }
 
 impl<T> Receiver<T> {
+    /// The number of strong senders still alive.
+    pub fn sender_strong_count(&self) -> usize {
+        self.core.chan.strong_count()
+    }
+
+    /// The number of weak senders still alive.
+    pub fn sender_weak_count(&self) -> usize {
+        self.core.chan.weak_count()
+    }
+
     /// The next message; `None` once every sender is gone (or the channel is closed) and the
     /// queue is drained. Cancel-safe: a dropped `recv` future has taken nothing.
     pub async fn recv(&mut self) -> Option<T> {

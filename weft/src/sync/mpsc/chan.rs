@@ -58,6 +58,8 @@ pub(super) struct Chan<T, S> {
     rx_waker: CachePadded<AtomicWaker>,
     /// Strong senders (`Sender`s and `OwnedPermit`s holding one). Weak senders do not count.
     tx_count: AtomicUsize,
+    /// Live weak senders (`WeakSender`/`WeakUnboundedSender`); only counted, never gates anything.
+    tx_weak_count: AtomicUsize,
     /// Set by `Receiver::close` or the receiver's drop. Never cleared.
     rx_closed: AtomicBool,
     /// Wakes `Sender::closed()` futures when the receiver closes.
@@ -81,6 +83,7 @@ impl<T, S: Capacity> Chan<T, S> {
             tx,
             rx_waker: CachePadded::new(AtomicWaker::new()),
             tx_count: AtomicUsize::new(1),
+            tx_weak_count: AtomicUsize::new(0),
             rx_closed: AtomicBool::new(false),
             closed_notify: Notify::new(),
             capacity,
@@ -130,6 +133,19 @@ impl<T, S: Capacity> Chan<T, S> {
 
     pub(super) fn strong_count(&self) -> usize {
         self.tx_count.load(Relaxed)
+    }
+
+    /// A weak sender was created (downgrade, clone of a weak sender).
+    pub(super) fn add_weak(&self) {
+        self.tx_weak_count.fetch_add(1, Relaxed);
+    }
+
+    pub(super) fn drop_weak(&self) {
+        self.tx_weak_count.fetch_sub(1, Relaxed);
+    }
+
+    pub(super) fn weak_count(&self) -> usize {
+        self.tx_weak_count.load(Relaxed)
     }
 
     /// Closes the receiving side: sends fail from now on, `closed()` futures complete.

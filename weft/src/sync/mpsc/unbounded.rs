@@ -56,7 +56,9 @@ impl<T> UnboundedSender<T> {
         self.chan.is_rx_closed()
     }
 
+    /// A sender that does not keep the channel open; see [`WeakUnboundedSender::upgrade`].
     pub fn downgrade(&self) -> WeakUnboundedSender<T> {
+        self.chan.add_weak();
         WeakUnboundedSender { chan: self.chan.clone() }
     }
 
@@ -64,8 +66,14 @@ impl<T> UnboundedSender<T> {
         Arc::ptr_eq(&self.chan, &other.chan)
     }
 
+    /// The number of strong senders (this one included).
     pub fn strong_count(&self) -> usize {
         self.chan.strong_count()
+    }
+
+    /// The number of weak senders.
+    pub fn weak_count(&self) -> usize {
+        self.chan.weak_count()
     }
 }
 
@@ -94,8 +102,27 @@ impl<T> WeakUnboundedSender<T> {
     }
 }
 
+impl<T> WeakUnboundedSender<T> {
+    /// The number of strong senders.
+    pub fn strong_count(&self) -> usize {
+        self.chan.strong_count()
+    }
+
+    /// The number of weak senders (this one included).
+    pub fn weak_count(&self) -> usize {
+        self.chan.weak_count()
+    }
+}
+
+impl<T> Drop for WeakUnboundedSender<T> {
+    fn drop(&mut self) {
+        self.chan.drop_weak();
+    }
+}
+
 impl<T> Clone for WeakUnboundedSender<T> {
     fn clone(&self) -> Self {
+        self.chan.add_weak();
         WeakUnboundedSender { chan: self.chan.clone() }
     }
 }
@@ -107,6 +134,16 @@ impl<T> fmt::Debug for WeakUnboundedSender<T> {
 }
 
 impl<T> UnboundedReceiver<T> {
+    /// The number of strong senders still alive.
+    pub fn sender_strong_count(&self) -> usize {
+        self.core.chan.strong_count()
+    }
+
+    /// The number of weak senders still alive.
+    pub fn sender_weak_count(&self) -> usize {
+        self.core.chan.weak_count()
+    }
+
     /// The next message; `None` once every sender is gone (or the channel is closed) and the
     /// queue is drained. Cancel-safe.
     pub async fn recv(&mut self) -> Option<T> {

@@ -236,6 +236,10 @@ impl Context {
         if core.has_tasks() {
             return core;
         }
+        let config = &self.handle.config;
+        if let Some(f) = &config.on_thread_park {
+            f();
+        }
         let idle = &self.shared().idle;
         let was_searching = std::mem::replace(&mut core.is_searching, false);
         idle.transition_worker_to_parked(self.index, was_searching);
@@ -264,6 +268,9 @@ impl Context {
             // is searching, who would park soon anyway) so that it parks in the driver and
             // timers (and later I/O) keep being served. See the parking essay.
             self.handle.notify_parked();
+        }
+        if let Some(f) = &config.on_thread_unpark {
+            f();
         }
         core
     }
