@@ -340,7 +340,22 @@ struct BlockOnWaker(Arc<Handle>);
 impl Wake for BlockOnWaker {
     fn wake_by_ref(arc: &Arc<Self>) {
         arc.0.woken.store(true, Release);
-        arc.0.driver.unpark();
+        // A wake from the thread that is driving this scheduler (a task it polls, or a timer
+        // it fires) needs no signal: `drive` reads `woken` before it parks again. Only another
+        // thread must wake the driver (an eventfd write when I/O is enabled).
+        if !arc.0.is_driving_thread() {
+            arc.0.driver.unpark();
+        }
+    }
+}
+
+impl Handle {
+    /// True on the thread inside `drive` for this handle (the scheduler context is entered
+    /// there for the whole of `drive`, parks included).
+    fn is_driving_thread(self: &Arc<Self>) -> bool {
+        context::with_scheduler(
+            |cx| matches!(cx, Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, self)),
+        )
     }
 }
 
@@ -373,5 +388,63 @@ impl Schedule for Arc<Handle> {
         if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
             self.metrics.inc_remote_terminated();
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::future::poll_fn;
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::task::Poll;
+
+    /// Round trips between the `block_on` future and a task on the same thread (the shape
+    /// of an actor `ask`): every wake is local, so none may write the driver's eventfd.
+    #[test]
+    fn same_thread_wakes_do_not_signal_the_driver() {
+        let rt = crate::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        const ROUNDS: usize = 1_000;
+        let answered = rt.block_on(async {
+            let mut answered = 0;
+            for i in 0..ROUNDS {
+                let (tx, rx) = crate::sync::oneshot::channel();
+                crate::spawn(async move {
+                    let _ = tx.send(i);
+                });
+                answered += usize::from(rx.await == Ok(i));
+            }
+            // One more wake from a task after the future has parked on it.
+            let mut yielded = false;
+            poll_fn(|cx| {
+                if yielded {
+                    return Poll::Ready(());
+                }
+                yielded = true;
+                let waker = cx.waker().clone();
+                crate::spawn(async move { waker.wake() });
+                Poll::Pending
+            })
+            .await;
+            answered
+        });
+        assert_eq!(answered, ROUNDS);
+        let crate::runtime::scheduler::Handle::CurrentThread(h) = &rt.handle().inner else {
+            panic!("current-thread runtime expected")
+        };
+        let waker = &h.driver.io().expect("I/O driver enabled").waker;
+        assert_eq!(waker.writes.load(Relaxed), 0, "a same-thread wake wrote the driver's eventfd");
+        // A wake from another thread still reaches the driver.
+        rt.block_on(async {
+            let mut woken = None;
+            poll_fn(|cx| match woken.take() {
+                Some(t) => Poll::Ready(std::thread::JoinHandle::join(t).unwrap()),
+                None => {
+                    let waker = cx.waker().clone();
+                    woken = Some(std::thread::spawn(move || waker.wake()));
+                    Poll::Pending
+                }
+            })
+            .await
+        });
+        assert!(waker.writes.load(Relaxed) >= 1, "a wake from another thread must signal the driver");
     }
 }
