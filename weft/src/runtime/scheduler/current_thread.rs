@@ -434,9 +434,12 @@ mod tests {
         assert_eq!(waker.writes.load(Relaxed), 0, "a same-thread wake wrote the driver's eventfd");
         // A wake from another thread still reaches the driver.
         rt.block_on(async {
-            let mut woken = None;
+            let mut woken: Option<std::thread::JoinHandle<()>> = None;
             poll_fn(|cx| match woken.take() {
-                Some(t) => Poll::Ready(std::thread::JoinHandle::join(t).unwrap()),
+                Some(t) => {
+                    t.join().expect("the waking thread does not panic");
+                    Poll::Ready(())
+                }
                 None => {
                     let waker = cx.waker().clone();
                     woken = Some(std::thread::spawn(move || waker.wake()));
