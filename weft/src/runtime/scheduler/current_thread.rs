@@ -224,7 +224,16 @@ impl Handle {
                     core.tasks.pop_front().or_else(|| this.pop_remote())
                 };
                 let Some(task) = task else {
-                    let timeout = if this.woken.load(Acquire) { Some(Duration::ZERO) } else { None };
+                    let woken = this.woken.load(Acquire);
+                    // Woken with nothing queued (an `ask` answered by a task on this thread):
+                    // poll the future again without an `epoll_wait(0)`; the driver is still
+                    // polled every `event_interval` ticks, so a self-waking future cannot
+                    // starve timers or I/O.
+                    if woken && !core.tick.is_multiple_of(this.config.event_interval) {
+                        guard.core = Some(core);
+                        continue 'outer;
+                    }
+                    let timeout = if woken { Some(Duration::ZERO) } else { None };
                     core = cx.park(core, timeout);
                     guard.core = Some(core);
                     continue 'outer;
@@ -393,7 +402,7 @@ impl Schedule for Arc<Handle> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use std::future::poll_fn;
+    use std::future::{poll_fn, Future};
     use std::sync::atomic::Ordering::Relaxed;
     use std::task::Poll;
 
@@ -449,5 +458,27 @@ mod tests {
             .await
         });
         assert!(waker.writes.load(Relaxed) >= 1, "a wake from another thread must signal the driver");
+    }
+
+    /// A `block_on` future that wakes itself forever, with no task queued, still lets the
+    /// driver fire its timers (the driver is polled every `event_interval` ticks).
+    #[test]
+    fn self_waking_block_on_future_does_not_starve_timers() {
+        let rt = crate::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let spins = rt.block_on(async {
+            let mut sleep = std::pin::pin!(crate::time::sleep(std::time::Duration::from_millis(5)));
+            let mut spins = 0u64;
+            poll_fn(|cx| {
+                if sleep.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(());
+                }
+                spins += 1;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            })
+            .await;
+            spins
+        });
+        assert!(spins > 0);
     }
 }
