@@ -103,11 +103,16 @@ struct Registrations {
 pub(crate) struct Waker {
     waker: mio::Waker,
     pending: WakeCoalescer,
+    /// eventfd writes so far (unit tests assert which wake-ups reach the driver).
+    #[cfg(test)]
+    pub(crate) writes: crate::loom::sync::atomic::AtomicUsize,
 }
 
 impl Waker {
     pub(crate) fn wake(&self) {
         if self.pending.should_signal() {
+            #[cfg(test)]
+            self.writes.fetch_add(1, Relaxed);
             if let Err(e) = self.waker.wake() {
                 panic!("weft: waking the I/O driver failed (eventfd write): {e}");
             }
@@ -154,7 +159,12 @@ impl Driver {
                 pending_release: Vec::new(),
                 is_shutdown: false,
             }),
-            waker: Arc::new(Waker { waker, pending: WakeCoalescer::new() }),
+            waker: Arc::new(Waker {
+                waker,
+                pending: WakeCoalescer::new(),
+                #[cfg(test)]
+                writes: crate::loom::sync::atomic::AtomicUsize::new(0),
+            }),
             metrics: Default::default(),
         };
         Ok((Driver { poll, events: mio::Events::with_capacity(EVENTS_CAPACITY), tick: 0 }, handle))

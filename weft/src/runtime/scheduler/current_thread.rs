@@ -224,7 +224,16 @@ impl Handle {
                     core.tasks.pop_front().or_else(|| this.pop_remote())
                 };
                 let Some(task) = task else {
-                    let timeout = if this.woken.load(Acquire) { Some(Duration::ZERO) } else { None };
+                    let woken = this.woken.load(Acquire);
+                    // Woken with nothing queued (an `ask` answered by a task on this thread):
+                    // poll the future again without an `epoll_wait(0)`; the driver is still
+                    // polled every `event_interval` ticks, so a self-waking future cannot
+                    // starve timers or I/O.
+                    if woken && !core.tick.is_multiple_of(this.config.event_interval) {
+                        guard.core = Some(core);
+                        continue 'outer;
+                    }
+                    let timeout = if woken { Some(Duration::ZERO) } else { None };
                     core = cx.park(core, timeout);
                     guard.core = Some(core);
                     continue 'outer;
@@ -349,7 +358,22 @@ struct BlockOnWaker(Arc<Handle>);
 impl Wake for BlockOnWaker {
     fn wake_by_ref(arc: &Arc<Self>) {
         arc.0.woken.store(true, Release);
-        arc.0.driver.unpark();
+        // A wake from the thread that is driving this scheduler (a task it polls, or a timer
+        // it fires) needs no signal: `drive` reads `woken` before it parks again. Only another
+        // thread must wake the driver (an eventfd write when I/O is enabled).
+        if !arc.0.is_driving_thread() {
+            arc.0.driver.unpark();
+        }
+    }
+}
+
+impl Handle {
+    /// True on the thread inside `drive` for this handle (the scheduler context is entered
+    /// there for the whole of `drive`, parks included).
+    fn is_driving_thread(self: &Arc<Self>) -> bool {
+        context::with_scheduler(
+            |cx| matches!(cx, Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, self)),
+        )
     }
 }
 
@@ -382,5 +406,88 @@ impl Schedule for Arc<Handle> {
         if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
             self.metrics.inc_remote_terminated();
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::future::{poll_fn, Future};
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::task::Poll;
+
+    /// Round trips between the `block_on` future and a task on the same thread (the shape
+    /// of an actor `ask`): every wake is local, so none may write the driver's eventfd.
+    #[test]
+    fn same_thread_wakes_do_not_signal_the_driver() {
+        let rt = crate::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        const ROUNDS: usize = 1_000;
+        let answered = rt.block_on(async {
+            let mut answered = 0;
+            for i in 0..ROUNDS {
+                let (tx, rx) = crate::sync::oneshot::channel();
+                crate::spawn(async move {
+                    let _ = tx.send(i);
+                });
+                answered += usize::from(rx.await == Ok(i));
+            }
+            // One more wake from a task after the future has parked on it.
+            let mut yielded = false;
+            poll_fn(|cx| {
+                if yielded {
+                    return Poll::Ready(());
+                }
+                yielded = true;
+                let waker = cx.waker().clone();
+                crate::spawn(async move { waker.wake() });
+                Poll::Pending
+            })
+            .await;
+            answered
+        });
+        assert_eq!(answered, ROUNDS);
+        let crate::runtime::scheduler::Handle::CurrentThread(h) = &rt.handle().inner else {
+            panic!("current-thread runtime expected")
+        };
+        let waker = &h.driver.io().expect("I/O driver enabled").waker;
+        assert_eq!(waker.writes.load(Relaxed), 0, "a same-thread wake wrote the driver's eventfd");
+        // A wake from another thread still reaches the driver.
+        rt.block_on(async {
+            let mut woken: Option<std::thread::JoinHandle<()>> = None;
+            poll_fn(|cx| match woken.take() {
+                Some(t) => {
+                    t.join().expect("the waking thread does not panic");
+                    Poll::Ready(())
+                }
+                None => {
+                    let waker = cx.waker().clone();
+                    woken = Some(std::thread::spawn(move || waker.wake()));
+                    Poll::Pending
+                }
+            })
+            .await
+        });
+        assert!(waker.writes.load(Relaxed) >= 1, "a wake from another thread must signal the driver");
+    }
+
+    /// A `block_on` future that wakes itself forever, with no task queued, still lets the
+    /// driver fire its timers (the driver is polled every `event_interval` ticks).
+    #[test]
+    fn self_waking_block_on_future_does_not_starve_timers() {
+        let rt = crate::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let spins = rt.block_on(async {
+            let mut sleep = std::pin::pin!(crate::time::sleep(std::time::Duration::from_millis(5)));
+            let mut spins = 0u64;
+            poll_fn(|cx| {
+                if sleep.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(());
+                }
+                spins += 1;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            })
+            .await;
+            spins
+        });
+        assert!(spins > 0);
     }
 }
