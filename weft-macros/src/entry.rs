@@ -2,9 +2,9 @@
 //!
 //! Both accept tokio's argument set: `flavor = "multi_thread" | "current_thread" | "local"`,
 //! `worker_threads = N` (multi-thread only), `start_paused` and `crate = "path"`. Not done
-//! yet: `flavor = "local"` and `start_paused = true` parse but are rejected with a compile
-//! error naming what is missing in weft (`LocalRuntime`, the paused clock); the expansion
-//! for them (`build_local`, `Builder::start_paused`) is already written.
+//! yet: `flavor = "local"` parses but is rejected with a compile error naming what is
+//! missing in weft (`LocalRuntime`); its expansion (`build_local`) is already written.
+//! `start_paused = true` emits `.start_paused(true)`, which needs weft's `test-util` feature.
 //! `main` defaults to the multi-thread flavor, `test` to the current-thread one. The expansion
 //! builds the runtime through `<crate>::__private::Builder` with every driver enabled and calls
 //! `block_on` on the function's body; misuse (a non-async function, an unknown argument, test
@@ -118,12 +118,6 @@ fn parse_args(args: TokenStream2, kind: Kind) -> syn::Result<Config> {
             span,
             "the `worker_threads` option requires the `multi_thread` runtime flavor. \
              Use `#[weft::main(flavor = \"multi_thread\")]`",
-        ));
-    }
-    if let Some((true, span)) = config.start_paused {
-        return Err(syn::Error::new(
-            span,
-            "`start_paused = true` is not supported yet: weft has no paused clock (`time::pause`) so far",
         ));
     }
     if config.flavor == Flavor::Local {

@@ -58,6 +58,7 @@
 //! Cancellation: dropping a `Sleep` unlinks its entry under the lock (O(1)), so a million
 //! created-and-dropped sleeps leave nothing behind.
 
+mod clock;
 mod driver;
 mod entry;
 pub mod error;
@@ -67,6 +68,8 @@ mod sleep;
 mod timeout;
 mod wheel;
 
+#[cfg(feature = "test-util")]
+pub use clock::{advance, pause, resume};
 pub(crate) use driver::Handle;
 pub use instant::Instant;
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
