@@ -2,9 +2,8 @@
 //!
 //! Both accept tokio's argument set: `flavor = "multi_thread" | "current_thread" | "local"`,
 //! `worker_threads = N` (multi-thread only), `start_paused` and `crate = "path"`.
-//! `flavor = "local"` builds a `runtime::LocalRuntime` (`build_local`). Not done yet:
-//! `start_paused = true` parses but is rejected with a compile error naming what is missing
-//! in weft (the paused clock); its expansion (`Builder::start_paused`) is already written.
+//! `flavor = "local"` builds a `runtime::LocalRuntime` (`build_local`); `start_paused = true`
+//! emits `.start_paused(true)`, which needs weft's `test-util` feature (as tokio's needs its own).
 //! `main` defaults to the multi-thread flavor, `test` to the current-thread one. The expansion
 //! builds the runtime through `<crate>::__private::Builder` with every driver enabled and calls
 //! `block_on` on the function's body; misuse (a non-async function, an unknown argument, test
@@ -118,12 +117,6 @@ fn parse_args(args: TokenStream2, kind: Kind) -> syn::Result<Config> {
             span,
             "the `worker_threads` option requires the `multi_thread` runtime flavor. \
              Use `#[weft::main(flavor = \"multi_thread\")]`",
-        ));
-    }
-    if let Some((true, span)) = config.start_paused {
-        return Err(syn::Error::new(
-            span,
-            "`start_paused = true` is not supported yet: weft has no paused clock (`time::pause`) so far",
         ));
     }
     if let (Flavor::MultiThread, Some((true, span))) = (config.flavor, config.start_paused) {

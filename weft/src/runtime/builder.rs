@@ -30,6 +30,7 @@ pub struct Builder {
     event_interval: u32,
     enable_time: bool,
     enable_io: bool,
+    start_paused: bool,
     silence_task_panics: bool,
     max_blocking_threads: usize,
     thread_keep_alive: std::time::Duration,
@@ -67,6 +68,7 @@ impl Builder {
             event_interval: DEFAULT_EVENT_INTERVAL,
             enable_time: false,
             enable_io: false,
+            start_paused: false,
             silence_task_panics: false,
             max_blocking_threads: super::blocking::default_max_threads(),
             thread_keep_alive: super::blocking::DEFAULT_KEEP_ALIVE,
@@ -202,6 +204,15 @@ impl Builder {
         self
     }
 
+    /// Starts the runtime with its clock paused (see `time::pause`): time then moves only by
+    /// `time::advance` or by auto-advance when the runtime is idle. Needs the `test-util`
+    /// feature, as in tokio. Building a multi-thread runtime with it panics (tokio's rule).
+    #[cfg(feature = "test-util")]
+    pub fn start_paused(&mut self, start_paused: bool) -> &mut Self {
+        self.start_paused = start_paused;
+        self
+    }
+
     /// Builds the runtime, starting its worker threads.
     pub fn build(&mut self) -> io::Result<Runtime> {
         let config = Config {
@@ -213,7 +224,8 @@ impl Builder {
             on_thread_unpark: self.on_thread_unpark.clone().map(super::ThreadHook),
         };
         let blocking = super::blocking::BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive);
-        let (driver, driver_handle) = Driver::new(self.enable_time, self.enable_io)?;
+        let (driver, driver_handle) =
+            Driver::new(self.enable_time, self.enable_io, matches!(self.kind, Kind::CurrentThread), self.start_paused)?;
         match self.kind {
             Kind::CurrentThread => {
                 let handle = scheduler::current_thread::create(driver, driver_handle, blocking, config);

@@ -52,7 +52,12 @@ impl Unpark {
 }
 
 impl Driver {
-    pub(crate) fn new(enable_time: bool, enable_io: bool) -> std_io::Result<(Driver, Handle)> {
+    pub(crate) fn new(
+        enable_time: bool,
+        enable_io: bool,
+        enable_pausing: bool,
+        start_paused: bool,
+    ) -> std_io::Result<(Driver, Handle)> {
         let park = ParkThread::new();
         let (io_driver, io_handle) = if enable_io {
             let (d, h) = io::Driver::new()?;
@@ -64,7 +69,7 @@ impl Driver {
             Some(h) => Unpark::Io(h.waker.clone()),
             None => Unpark::Thread(park.clone()),
         };
-        let time = enable_time.then(|| time::Handle::new(unpark.clone()));
+        let time = enable_time.then(|| time::Handle::new(unpark.clone(), enable_pausing, start_paused));
         Ok((Driver { park, io: io_driver }, Handle { time, io: io_handle, unpark }))
     }
 
@@ -76,16 +81,30 @@ impl Driver {
                 io.turn(h, Some(Duration::ZERO));
             }
             if let Some(t) = &handle.time {
-                t.process_at(std::time::Instant::now());
+                t.process();
             }
             return;
+        }
+        if let Some(t) = handle.time.as_ref().filter(|t| t.clock.can_auto_advance()) {
+            // Paused clock: poll I/O and pending unparks without blocking; only if nothing
+            // came in is the runtime idle, and then the clock jumps instead of sleeping.
+            let woke = match (&mut self.io, &handle.io) {
+                (Some(io), Some(h)) => io.turn(h, Some(Duration::ZERO)),
+                _ => self.park.take_notification(),
+            };
+            if woke || t.auto_advance(limit) {
+                t.process();
+                return;
+            }
         }
         let dur = match &handle.time {
             Some(t) => t.prepare_park(limit),
             None => limit,
         };
         match (&mut self.io, &handle.io) {
-            (Some(io), Some(h)) => io.turn(h, dur),
+            (Some(io), Some(h)) => {
+                io.turn(h, dur);
+            }
             _ => self.park.park_timeout(dur),
         }
         if let Some(t) = &handle.time {

@@ -28,7 +28,7 @@ fn park_thread_unpark_before_or_during_park() {
 #[test]
 fn two_workers_one_driver_both_unparked() {
     loom::model(|| {
-        let (driver, handle) = Driver::new(false, false).unwrap();
+        let (driver, handle) = Driver::new(false, false, false, false).unwrap();
         let shared = Arc::new(SharedDriver::new(driver));
         let handle = Arc::new(handle);
         let mut a = Parker::new(shared.clone());

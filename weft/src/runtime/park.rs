@@ -130,6 +130,11 @@ impl ParkThread {
         self.inner.unpark(None)
     }
 
+    /// Consumes a pending `unpark`, if any, without sleeping; true if there was one.
+    pub(crate) fn take_notification(&self) -> bool {
+        self.inner.take_notification()
+    }
+
     /// Polls `future` on this thread until it is ready, sleeping in this parker between
     /// wake-ups (the waker unparks it). Each poll runs with a fresh cooperative budget.
     ///

@@ -10,6 +10,7 @@ use std::ptr::NonNull;
 use std::task::Waker;
 use std::time::Duration;
 
+use super::clock::Clock;
 use super::entry::TimerShared;
 use super::wheel::Wheel;
 use super::Instant;
@@ -22,6 +23,8 @@ const AWAKE: u64 = 0;
 
 pub(crate) struct Handle {
     start: std::time::Instant,
+    /// Every reading of "now" in the driver; paused/advanced under `test-util` (`clock`).
+    pub(crate) clock: Clock,
     inner: Mutex<Inner>,
     /// Unparks the thread sleeping in the driver (eventfd or condvar, see `runtime::driver`).
     unpark: Unpark,
@@ -35,9 +38,11 @@ struct Inner {
 }
 
 impl Handle {
-    pub(crate) fn new(unpark: Unpark) -> Handle {
+    pub(crate) fn new(unpark: Unpark, enable_pausing: bool, start_paused: bool) -> Handle {
+        let clock = Clock::new(enable_pausing, start_paused);
         Handle {
-            start: std::time::Instant::now(),
+            start: clock.now(),
+            clock,
             inner: Mutex::new(Inner { wheel: Wheel::new(), next_wake: AWAKE }),
             unpark,
             is_shutdown: AtomicBool::new(false),
@@ -166,7 +171,7 @@ impl Handle {
         let mut inner = lock(&self.inner);
         let next = inner.wheel.next_expiration().map(|e| e.deadline);
         inner.next_wake = next.unwrap_or(u64::MAX);
-        let until_timer = next.map(|tick| self.instant_of(tick).saturating_duration_since(std::time::Instant::now()));
+        let until_timer = next.map(|tick| self.instant_of(tick).saturating_duration_since(self.clock.now()));
         match (until_timer, limit) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -176,7 +181,33 @@ impl Handle {
     /// The driver woke up.
     pub(crate) fn finish_park(&self) {
         lock(&self.inner).next_wake = AWAKE;
-        self.process_at(std::time::Instant::now());
+        self.process_at(self.clock.now());
+    }
+
+    /// Fires every timer due at the clock's current reading.
+    pub(crate) fn process(&self) {
+        self.process_at(self.clock.now());
+    }
+
+    /// Auto-advance (paused clock, runtime idle): moves the clock to the next timer deadline,
+    /// or by `limit` if that is sooner, and fires what is due. False (nothing done) when the
+    /// clock is not paused or there is neither a timer nor a limit (the caller then parks).
+    pub(crate) fn auto_advance(&self, limit: Option<Duration>) -> bool {
+        if !self.clock.can_auto_advance() {
+            return false;
+        }
+        let next = lock(&self.inner).wheel.next_expiration().map(|e| e.deadline);
+        let until_timer = next.map(|tick| self.instant_of(tick).saturating_duration_since(self.clock.now()));
+        let step = match (until_timer, limit) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return false,
+        };
+        if let Err(msg) = self.clock.advance(step) {
+            panic!("{msg}");
+        }
+        self.process();
+        true
     }
 
     /// Fires every timer for shutdown; later polls of a `Sleep` panic with a clear message.

@@ -12,9 +12,10 @@ pub struct Instant {
 }
 
 impl Instant {
-    /// The current instant.
+    /// The current instant. With the `test-util` feature, inside a runtime, this is that
+    /// runtime's clock, which may be paused (`time::pause`); otherwise the real clock.
     pub fn now() -> Instant {
-        Instant { std: std::time::Instant::now() }
+        Instant { std: super::clock::now() }
     }
 
     pub fn from_std(std: std::time::Instant) -> Instant {

@@ -8,6 +8,7 @@
 //!   "now" rounds *down*, so a timer never fires before its deadline), registration, and
 //!   the park/fire cycle used by the runtime driver (`runtime::driver`).
 //! * `sleep`, `timeout`, `interval` — the user-facing futures, shaped like tokio's.
+//! * `clock` — the driver's source of "now"; pausable under the `test-util` feature.
 //!
 //! Who fires timers: the worker that parks in the runtime driver sleeps until the earliest
 //! deadline and fires everything due when it wakes; busy workers fire due timers every
@@ -28,6 +29,22 @@
 //!   fired.
 //! * **next_wake** — the tick the driver owner sleeps until (`AWAKE` when nobody sleeps on
 //!   the wheel); a registration earlier than it unparks the driver.
+//!
+//! # Paused time (`test-util`)
+//! `time::pause()` freezes the current runtime's clock; `Instant::now()` (inside that
+//! runtime) and every tick computation read it. Time then moves only two ways:
+//! * `advance(d)` adds `d`, fires every timer now due (the wheel's usual deadline order),
+//!   and yields once so the woken tasks run first;
+//! * **auto-advance**: when the scheduler parks with nothing runnable, the driver first polls
+//!   I/O and pending unparks without blocking; if nothing came in, the runtime is idle, so
+//!   instead of sleeping the clock jumps to the next timer deadline (or by the park's limit,
+//!   if sooner) and fires it. With no timer and no limit it parks for real, as tokio does.
+//!
+//! Only the current-thread runtime may pause (tokio's rule and panic text): on the
+//! multi-thread runtime an idle worker's jump would race busy workers reading the clock.
+//! Not done: tokio's inhibition of auto-advance while a `spawn_blocking` task runs.
+//! Rejected: a process-global paused clock (tests in one binary run on parallel threads and
+//! would move each other's time); the clock is per runtime, inside its time driver.
 //!
 //! # Shutdown, as steps
 //! 1. The scheduler's last shutdown step calls `runtime::driver::Driver::shutdown`, which
@@ -58,6 +75,7 @@
 //! Cancellation: dropping a `Sleep` unlinks its entry under the lock (O(1)), so a million
 //! created-and-dropped sleeps leave nothing behind.
 
+mod clock;
 mod driver;
 mod entry;
 pub mod error;
@@ -67,6 +85,8 @@ mod sleep;
 mod timeout;
 mod wheel;
 
+#[cfg(feature = "test-util")]
+pub use clock::{advance, pause, resume};
 pub(crate) use driver::Handle;
 pub use instant::Instant;
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};

@@ -171,7 +171,8 @@ impl Driver {
     }
 
     /// One turn: free released registrations, poll (at most `timeout`), dispatch events.
-    pub(crate) fn turn(&mut self, handle: &Handle, timeout: Option<Duration>) {
+    /// Returns true if any event (readiness or a wake-up of the driver) came in.
+    pub(crate) fn turn(&mut self, handle: &Handle, timeout: Option<Duration>) -> bool {
         // No event of the previous poll is left to dispatch: released tokens may be freed.
         let released = std::mem::take(&mut lock(&handle.registrations).pending_release);
         drop(released);
@@ -185,6 +186,7 @@ impl Driver {
         handle.waker.pending.clear();
 
         let mut ready_events = 0;
+        let any = !self.events.is_empty();
         for event in self.events.iter() {
             if event.token() == WAKE_TOKEN {
                 continue;
@@ -199,6 +201,7 @@ impl Driver {
             io.set_readiness(self.tick, ready);
         }
         handle.metrics.add_ready(ready_events);
+        any
     }
 
     /// Marks every registration shut down and wakes its waiters.

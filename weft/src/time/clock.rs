@@ -1,0 +1,194 @@
+//! The runtime's clock: real time, or (with the `test-util` feature) a clock that can be
+//! paused, advanced by hand, and auto-advanced to the next timer when the runtime is idle.
+//!
+//! Shaped as one small struct owned by the time driver (`time::driver::Handle`), so every
+//! reading of "now" inside the driver goes through it. Without `test-util` the struct is
+//! empty and `now()` is `std::time::Instant::now()`, so the normal path pays nothing; with
+//! it, `now()` takes a mutex, which is acceptable in tests and nowhere else.
+//!
+//! Paused state: `base` is the clock's reading at the last pause/advance, `unfrozen` the
+//! real instant it was last resumed at (`None` while paused). Running: now = base +
+//! (real now − unfrozen). Paused: now = base.
+
+#[cfg(feature = "test-util")]
+pub(crate) use paused::*;
+
+#[cfg(not(feature = "test-util"))]
+pub(crate) use real::*;
+
+#[cfg(not(feature = "test-util"))]
+mod real {
+    /// Real time only (the `test-util` feature is off).
+    pub(crate) struct Clock;
+
+    impl Clock {
+        pub(crate) fn new(_enable_pausing: bool, _start_paused: bool) -> Clock {
+            Clock
+        }
+
+        #[inline]
+        pub(crate) fn now(&self) -> std::time::Instant {
+            std::time::Instant::now()
+        }
+
+        #[inline]
+        pub(crate) fn can_auto_advance(&self) -> bool {
+            false
+        }
+
+        pub(crate) fn advance(&self, _d: std::time::Duration) -> Result<(), &'static str> {
+            Err("time is not frozen")
+        }
+    }
+}
+
+#[cfg(feature = "test-util")]
+mod paused {
+    use std::time::Duration;
+
+    use crate::loom::lock;
+    use crate::loom::sync::Mutex;
+
+    pub(crate) struct Clock {
+        inner: Mutex<Inner>,
+    }
+
+    struct Inner {
+        /// False on the multi-thread runtime: pausing is refused there (as in tokio).
+        enable_pausing: bool,
+        base: std::time::Instant,
+        unfrozen: Option<std::time::Instant>,
+    }
+
+    impl Clock {
+        /// Panics (with tokio's message) if `start_paused` on a runtime that cannot pause.
+        pub(crate) fn new(enable_pausing: bool, start_paused: bool) -> Clock {
+            let now = std::time::Instant::now();
+            let clock = Clock { inner: Mutex::new(Inner { enable_pausing, base: now, unfrozen: Some(now) }) };
+            if start_paused {
+                if let Err(msg) = clock.pause() {
+                    panic!("{msg}");
+                }
+            }
+            clock
+        }
+
+        pub(crate) fn now(&self) -> std::time::Instant {
+            let inner = lock(&self.inner);
+            match inner.unfrozen {
+                Some(since) => inner.base + since.elapsed(),
+                None => inner.base,
+            }
+        }
+
+        pub(crate) fn pause(&self) -> Result<(), &'static str> {
+            let mut inner = lock(&self.inner);
+            if !inner.enable_pausing {
+                return Err("`time::pause()` requires the `current_thread` Tokio runtime. \
+                            This is the default Runtime used by `#[tokio::test].");
+            }
+            let Some(since) = inner.unfrozen else {
+                return Err("time is already frozen");
+            };
+            inner.base += since.elapsed();
+            inner.unfrozen = None;
+            Ok(())
+        }
+
+        pub(crate) fn resume(&self) -> Result<(), &'static str> {
+            let mut inner = lock(&self.inner);
+            if inner.unfrozen.is_some() {
+                return Err("time is not frozen");
+            }
+            inner.unfrozen = Some(std::time::Instant::now());
+            Ok(())
+        }
+
+        pub(crate) fn is_paused(&self) -> bool {
+            lock(&self.inner).unfrozen.is_none()
+        }
+
+        pub(crate) fn can_auto_advance(&self) -> bool {
+            self.is_paused()
+        }
+
+        pub(crate) fn advance(&self, d: Duration) -> Result<(), &'static str> {
+            let mut inner = lock(&self.inner);
+            if inner.unfrozen.is_some() {
+                return Err("time is not frozen");
+            }
+            inner.base += d;
+            Ok(())
+        }
+    }
+}
+
+/// The current runtime's clock reading, or real time outside a runtime (or one without time).
+#[cfg(feature = "test-util")]
+pub(crate) fn now() -> std::time::Instant {
+    match crate::runtime::context::try_current() {
+        Some(h) => match h.driver().time() {
+            Some(t) => t.clock.now(),
+            None => std::time::Instant::now(),
+        },
+        None => std::time::Instant::now(),
+    }
+}
+
+#[cfg(not(feature = "test-util"))]
+#[inline]
+pub(crate) fn now() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
+#[cfg(feature = "test-util")]
+#[track_caller]
+fn with_time<R>(f: impl FnOnce(&super::driver::Handle) -> Result<R, &'static str>) -> R {
+    let res = match crate::runtime::context::try_current() {
+        Some(h) => match h.driver().time() {
+            Some(t) => f(t),
+            None => Err("A Tokio 1.x context was found, but timers are disabled. \
+                         Call `enable_time` on the runtime builder to enable timers."),
+        },
+        None => Err("time cannot be frozen from outside the Tokio runtime"),
+    };
+    res.unwrap_or_else(|msg| panic!("{msg}"))
+}
+
+/// Pauses time: `Instant::now()` stops, and timers fire only by [`advance`] or, when the
+/// runtime has nothing else to do, by auto-advance (the clock jumps to the next timer's
+/// deadline instead of the thread sleeping). As in tokio, only the current-thread runtime can
+/// pause (the multi-thread runtime's workers would race the jumps).
+///
+/// # Panics
+/// Outside a runtime, on a multi-thread runtime, or if time is already paused (tokio's texts).
+#[cfg(feature = "test-util")]
+#[track_caller]
+pub fn pause() {
+    with_time(|t| t.clock.pause())
+}
+
+/// Resumes time: `Instant::now()` follows the real clock again from the paused reading.
+///
+/// # Panics
+/// Outside a runtime, or if time is not paused.
+#[cfg(feature = "test-util")]
+#[track_caller]
+pub fn resume() {
+    with_time(|t| t.clock.resume())
+}
+
+/// Moves the paused clock forward by `duration`, fires every timer now due (in deadline
+/// order), then yields once so the woken tasks run before this call returns to its caller.
+///
+/// # Panics
+/// Outside a runtime, or if time is not paused.
+#[cfg(feature = "test-util")]
+pub async fn advance(duration: std::time::Duration) {
+    with_time(|t| {
+        t.clock.advance(duration)?;
+        t.process();
+        Ok(())
+    });
+    crate::task::yield_now().await;
+}

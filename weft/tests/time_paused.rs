@@ -1,0 +1,111 @@
+//! Paused time (`test-util`): `pause`, `advance`, `resume`, `start_paused` and auto-advance.
+//! Every assertion is on the paused clock, which moves only by exact amounts.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use weft::time::{self, Instant};
+
+fn paused_rt() -> weft::runtime::Runtime {
+    weft::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap()
+}
+
+#[test]
+fn hour_sleep_completes_with_exact_advance() {
+    paused_rt().block_on(async {
+        let start = Instant::now();
+        time::sleep(Duration::from_secs(3600)).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(3600));
+    });
+}
+
+#[test]
+fn advance_fires_due_timers_in_deadline_order() {
+    paused_rt().block_on(async {
+        let order = Arc::new(Mutex::new(Vec::new()));
+        for ms in [30u64, 10, 50, 20] {
+            let order = order.clone();
+            weft::spawn(async move {
+                time::sleep(Duration::from_millis(ms)).await;
+                order.lock().unwrap().push(ms);
+            });
+        }
+        weft::task::yield_now().await; // let every task register its timer
+        let start = Instant::now();
+        time::advance(Duration::from_millis(30)).await;
+        assert_eq!(Instant::now() - start, Duration::from_millis(30));
+        assert_eq!(*order.lock().unwrap(), vec![10, 20, 30]);
+        time::advance(Duration::from_millis(19)).await;
+        assert_eq!(*order.lock().unwrap(), vec![10, 20, 30]);
+        time::advance(Duration::from_millis(1)).await;
+        assert_eq!(*order.lock().unwrap(), vec![10, 20, 30, 50]);
+    });
+}
+
+#[test]
+fn auto_advance_wakes_several_sleepers_in_order() {
+    paused_rt().block_on(async {
+        let start = Instant::now();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut handles = Vec::new();
+        for secs in [5u64, 1, 3, 2, 4] {
+            let order = order.clone();
+            handles.push(weft::spawn(async move {
+                time::sleep(Duration::from_secs(secs)).await;
+                order.lock().unwrap().push((secs, Instant::now() - start));
+            }));
+        }
+        for h in handles {
+            h.await.unwrap();
+        }
+        let expected: Vec<_> = (1..=5).map(|s| (s, Duration::from_secs(s))).collect();
+        assert_eq!(*order.lock().unwrap(), expected);
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
+    });
+}
+
+#[test]
+fn pause_resume_and_misuse_messages() {
+    let rt = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        time::pause();
+        let t = Instant::now();
+        time::advance(Duration::from_millis(7)).await;
+        assert_eq!(Instant::now() - t, Duration::from_millis(7));
+        time::resume();
+    });
+    let err = std::panic::catch_unwind(time::pause).unwrap_err();
+    assert_eq!(
+        err.downcast_ref::<&str>().copied().or(err.downcast_ref::<String>().map(|s| s.as_str())),
+        Some("time cannot be frozen from outside the Tokio runtime")
+    );
+}
+
+#[test]
+#[should_panic(expected = "`time::pause()` requires the `current_thread` Tokio runtime. \
+                           This is the default Runtime used by `#[tokio::test].")]
+fn pause_on_multi_thread_panics() {
+    let rt = weft::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    rt.block_on(async { time::pause() });
+}
+
+#[weft::test(start_paused = true)]
+async fn test_macro_start_paused() {
+    let start = Instant::now();
+    time::sleep(Duration::from_secs(86_400)).await;
+    assert_eq!(start.elapsed(), Duration::from_secs(86_400));
+}
+
+#[weft::test(start_paused = true)]
+async fn interval_ticks_exactly() {
+    let start = Instant::now();
+    let mut iv = time::interval(Duration::from_millis(250));
+    let mut at = Vec::new();
+    for _ in 0..5 {
+        let t = iv.tick().await;
+        at.push(t - start);
+    }
+    let expected: Vec<_> = (0..5).map(|i| Duration::from_millis(250 * i)).collect();
+    assert_eq!(at, expected);
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+}
