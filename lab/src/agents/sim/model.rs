@@ -201,21 +201,18 @@ impl Model {
     }
 }
 
-/// A seeded splitmix64 generator with Gaussian draws (Box–Muller): jitter and token text.
+/// A seeded generator (the lab's splitmix64, `stats::SplitMix64`) with Gaussian draws
+/// (Box–Muller): jitter and token text.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng(crate::stats::SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+        Rng(crate::stats::SplitMix64::new(seed ^ 0x9E37_79B9_7F4A_7C15))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in (0, 1].
