@@ -370,9 +370,10 @@ impl Wake for BlockOnWaker {
 impl Handle {
     /// True on the thread inside `drive` for this handle (the scheduler context is entered
     /// there for the whole of `drive`, parks included).
-    fn is_driving_thread(self: &Arc<Self>) -> bool {
+    /// (`&self` rather than `self: &Arc<Self>`: loom's `Arc` is not a method receiver.)
+    fn is_driving_thread(&self) -> bool {
         context::with_scheduler(
-            |cx| matches!(cx, Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, self)),
+            |cx| matches!(cx, Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if std::ptr::eq(&*cx.handle, self)),
         )
     }
 }
