@@ -257,7 +257,7 @@ impl BlockingPool {
     }
 
     /// Threads currently in the pool (running or idle; not the supervisor).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn num_threads(&self) -> usize {
         lock(&self.inner.state).threads
     }
