@@ -186,19 +186,27 @@ fn task_ids_are_unique_and_visible_inside() {
 fn join_set_returns_in_completion_order_and_aborts_on_drop() {
     let rt = support::mt(2);
     rt.block_on(async {
+        // Completion is driven explicitly (one release per join) rather than by sleeps of
+        // different lengths: under valgrind or a loaded CI box two sleeps 10 ms apart can
+        // finish in the same scheduler tick, which made the order a race, not a property.
         let mut set = JoinSet::new();
-        for ms in [30u64, 10, 20] {
+        let mut release = std::collections::HashMap::new();
+        for tag in [30u64, 10, 20] {
+            let (tx, rx) = weft::sync::oneshot::channel::<()>();
+            release.insert(tag, tx);
             set.spawn(async move {
-                weft::time::sleep(Duration::from_millis(ms)).await;
-                ms
+                rx.await.unwrap();
+                tag
             });
         }
         assert_eq!(set.len(), 3);
         let mut order = Vec::new();
-        while let Some(r) = set.join_next().await {
-            order.push(r.unwrap());
+        for tag in [10u64, 20, 30] {
+            release.remove(&tag).unwrap().send(()).unwrap();
+            order.push(set.join_next().await.unwrap().unwrap());
         }
         assert_eq!(order, vec![10, 20, 30]);
+        assert!(set.join_next().await.is_none());
         assert!(set.is_empty());
     });
     let drops = DropCounter::new();
