@@ -141,14 +141,26 @@ mod weft_test_notify {
 
 #[test]
 fn idle_runtime_uses_almost_no_cpu() {
-    fn cpu_time() -> Duration {
-        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-        let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
-        // utime, stime are fields 14 and 15 (1-based) of the whole line: 12 and 13 here.
-        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-        Duration::from_millis(ticks * 10)
+    // Only this runtime's threads are counted (`/proc/self/task/*/stat` whose name is ours):
+    // the other tests of this binary run in parallel and burn CPU in the same process.
+    const NAME: &str = "idle-cpu-probe";
+    fn cpu_time() -> (Duration, usize) {
+        let (mut ticks, mut threads) = (0u64, 0);
+        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else { continue };
+            let (head, tail) = stat.rsplit_once(')').unwrap();
+            if !head.ends_with(&format!("({NAME}")) {
+                continue;
+            }
+            let fields: Vec<&str> = tail.split_whitespace().collect();
+            // utime, stime are fields 14 and 15 (1-based) of the whole line: 12 and 13 here.
+            ticks += fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+            threads += 1;
+        }
+        (Duration::from_millis(ticks * 10), threads)
     }
-    let rt = support::mt(2);
+    let rt =
+        weft::runtime::Builder::new_multi_thread().worker_threads(2).thread_name(NAME).enable_all().build().unwrap();
     rt.block_on(async {
         // Wake everybody once, then go idle.
         let hs: Vec<_> = (0..100).map(|_| weft::spawn(async {})).collect();
@@ -156,50 +168,65 @@ fn idle_runtime_uses_almost_no_cpu() {
             h.await.unwrap();
         }
     });
-    let before = cpu_time();
+    // A worker names itself when it first runs: wait until both did (else the probe measures nothing).
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while cpu_time().1 < 2 {
+        assert!(std::time::Instant::now() < deadline, "the workers never named themselves {NAME}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let before = cpu_time().0;
     std::thread::sleep(Duration::from_millis(1000));
-    let used = cpu_time() - before;
+    let (after, threads) = cpu_time();
+    assert_eq!(threads, 2, "both workers still alive");
+    let used = after - before;
     drop(rt);
     // Two idle workers for one second: a spinning runtime would use ~2 s.
     assert!(used < Duration::from_millis(150), "idle runtime burned {used:?} of CPU in 1 s");
 }
 
-/// Spawns `blocker` (which ends up blocking a worker for 400 ms) onto a runtime whose two
-/// workers are idle, then checks that a 10 ms timer registered from outside still fires in
-/// time: while one worker is blocked, the other must be serving the driver.
-fn assert_timers_not_stalled_by<F>(make_blocker: fn() -> F)
+/// Blocks the calling worker until released (or 60 s pass), after announcing that it blocks.
+/// Returns whether it was released, i.e. whether the caller saw its timer fire *during* the block.
+fn block_worker_until_released(started: &AtomicBool, release: std::sync::mpsc::Receiver<()>) -> bool {
+    started.store(true, SeqCst);
+    release.recv_timeout(Duration::from_secs(60)).is_ok()
+}
+
+/// Spawns a blocker (built by `make_blocker`, which ends up blocking a worker until released)
+/// onto a runtime whose two workers are idle, then checks that a 10 ms timer registered from
+/// outside fires *while the worker is still blocked*: the other worker must be serving the
+/// driver. Decided by order, not by elapsed time: the blocker is released only after the timer
+/// fired, so a stalled timer shows up as the blocker timing out (60 s), never as a flaky bound.
+fn assert_timers_not_stalled_by<F>(make_blocker: fn(Arc<AtomicBool>, std::sync::mpsc::Receiver<()>) -> F)
 where
-    F: std::future::Future<Output = ()> + Send + 'static,
+    F: std::future::Future<Output = bool> + Send + 'static,
 {
     let rt = support::mt(2);
     for _ in 0..5 {
         std::thread::sleep(Duration::from_millis(20)); // let both workers park
-        let blocker = rt.spawn(make_blocker());
-        std::thread::sleep(Duration::from_millis(40)); // the blocker is blocking now
-        let took = rt.block_on(async {
-            let start = std::time::Instant::now();
-            weft::time::sleep(Duration::from_millis(10)).await;
-            start.elapsed()
-        });
-        assert!(took < Duration::from_millis(300), "timer stalled behind a blocking poll: {took:?}");
-        rt.block_on(blocker).unwrap();
+        let started = Arc::new(AtomicBool::new(false));
+        let (release, rx) = std::sync::mpsc::channel();
+        let blocker = rt.spawn(make_blocker(started.clone(), rx));
+        while !started.load(SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        rt.block_on(async { weft::time::sleep(Duration::from_millis(10)).await });
+        release.send(()).unwrap();
+        assert!(rt.block_on(blocker).unwrap(), "timer stalled behind a blocking poll until the poll ended");
     }
 }
 
 #[test]
 fn timers_fire_while_a_woken_worker_runs_a_blocking_task() {
     // Whichever idle worker is woken for the blocker (possibly the driver owner).
-    assert_timers_not_stalled_by(|| async {
-        std::thread::sleep(Duration::from_millis(400));
-    });
+    assert_timers_not_stalled_by(|started, release| async move { block_worker_until_released(&started, release) });
 }
 
 #[test]
 fn timers_fire_while_a_timer_woken_task_blocks_its_worker() {
     // The driver owner is woken by a timer, so the woken task runs on *that* worker and then
     // blocks it (the case that stalled timers by ~366 ms before the driver hand-off).
-    assert_timers_not_stalled_by(|| async {
+    assert_timers_not_stalled_by(|started, release| async move {
         weft::time::sleep(Duration::from_millis(5)).await;
-        std::thread::sleep(Duration::from_millis(400));
+        block_worker_until_released(&started, release)
     });
 }

@@ -194,7 +194,8 @@ fn blocking_threads_exit_after_keep_alive_and_shutdown_timeout_detaches() {
     std::thread::sleep(Duration::from_millis(20));
     let start = std::time::Instant::now();
     rt.shutdown_timeout(Duration::from_millis(50));
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // Generous bound (the closure would hold shutdown for 5 s): CI boxes are loaded.
+    assert!(start.elapsed() < Duration::from_secs(4));
     drop(tx);
 }
 

@@ -81,7 +81,8 @@ fn dropped_sleeps_are_cancelled_and_do_not_leak() {
         // A later timer still fires promptly (nothing clogs the wheel).
         let start = Instant::now();
         time::sleep(Duration::from_millis(5)).await;
-        assert!(start.elapsed() < Duration::from_secs(5));
+        // Well below the 10 s of the dropped sleeps, generous for valgrind.
+        assert!(start.elapsed() < Duration::from_secs(9));
     });
 }
 
