@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Proves that the version requirements in weft/Cargo.toml and weft-macros/Cargo.toml are
-# minimums that really build: in a scratch copy of the workspace (only weft and weft-macros,
+# Proves that the version requirements in weft/, weft-macros/ and weft-actor/Cargo.toml are
+# minimums that really build: in a scratch copy of the workspace (only those three crates,
 # and a copy of Cargo.lock, so the real lock file is untouched) every direct dependency is
 # pinned to the lowest version its requirement allows ("1.36" -> 1.36.0, "0.2" -> 0.2.0),
 # the lock is re-resolved with `cargo update`, then weft is built with all features and its
@@ -17,12 +17,12 @@ export CARGO_TARGET_DIR="$target"
 
 rm -rf "$scratch"
 mkdir -p "$scratch"
-for crate in weft weft-macros; do
+for crate in weft weft-macros weft-actor; do
     mkdir -p "$scratch/$crate"
     (cd "$root/$crate" && tar --exclude=target -cf - .) | (cd "$scratch/$crate" && tar -xf -)
 done
 cp "$root/Cargo.lock" "$scratch/Cargo.lock"
-sed 's/^members = .*/members = ["weft", "weft-macros"]/' "$root/Cargo.toml" >"$scratch/Cargo.toml"
+sed 's/^members = .*/members = ["weft", "weft-macros", "weft-actor"]/' "$root/Cargo.toml" >"$scratch/Cargo.toml"
 cd "$scratch"
 
 # Every direct dependency (normal, target-specific and dev) of both crates is pinned to the
@@ -32,7 +32,7 @@ cd "$scratch"
 # `cargo update --precise` cannot lower a pin below what an already-locked transitive crate
 # needs, e.g. a newer tokio-util's tokio requirement). `cfg(loom)` dependencies are skipped:
 # only the loom job builds them.
-python3 - weft/Cargo.toml weft-macros/Cargo.toml <<'EOF_PY'
+python3 - weft/Cargo.toml weft-macros/Cargo.toml weft-actor/Cargo.toml <<'EOF_PY'
 import re, sys, tomllib
 mins = {}
 def lowest(req):
@@ -81,4 +81,6 @@ cargo build -p weft --all-features
 cargo build -p weft-macros
 echo "== type-checking weft's tests and examples at the minimums"
 cargo check -p weft --all-features --tests --examples
+echo "== weft-actor (path dependency on weft only) at the same minimums"
+cargo check -p weft-actor --tests --examples
 echo "minimal versions OK"
