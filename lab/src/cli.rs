@@ -1,6 +1,6 @@
 //! The command line (clap): `weft-lab` with no arguments runs the quick micro suite; the
 //! subcommands are `micro`, `smoke`, `baseline save`, `sweep`, `report`, `lateness`,
-//! `tcp-echo`, `http-hello`, and the hidden `__sample` and `__http_server` used by
+//! `tcp-echo`, `http-hello`, and the hidden `__sample`, `__http_server` and `__agents-batch` used by
 //! child processes. Each command is a thin function over the library.
 
 use std::path::{Path, PathBuf};
@@ -59,6 +59,12 @@ enum Command {
     FsBench(crate::fs_bench::FsBenchArgs),
     #[command(name = "__http_server", hide = true)]
     HttpServer(HttpServerArgs),
+    /// Internal: run one agents batch (plan on stdin, JSON reply on stdout); async-std's rows.
+    #[command(name = "__agents-batch", hide = true)]
+    AgentsBatch {
+        #[arg(long)]
+        runtime: String,
+    },
     /// TR115's multi-agent LLM study on every runtime (embedded Ollama simulator by default).
     Agents(crate::agents::command::AgentsArgs),
     /// The Ollama-compatible simulator, standalone on 127.0.0.1.
@@ -270,6 +276,9 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Agents(args)) => {
             crate::agents::command::agents_main(args).map(|ok| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Some(Command::AgentsBatch { runtime }) => {
+            crate::agents::child::child_main(&runtime).map(|()| ExitCode::SUCCESS)
         }
         Some(Command::ServeOllama(args)) => crate::agents::command::serve_main(args).map(|()| ExitCode::SUCCESS),
     };

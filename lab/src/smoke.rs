@@ -93,7 +93,7 @@ pub fn run(options: &SmokeOptions) -> SmokeReport {
         }
     }
     if selected("agents", &options.filter) {
-        for (runtime, outcome) in crate::agents::command::smoke(options.workers) {
+        for (runtime, outcome) in crate::agents::command::smoke(options.workers, &options.exe) {
             let line = match outcome {
                 Ok(()) => {
                     report.passed += 1;

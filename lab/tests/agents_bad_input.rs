@@ -51,9 +51,7 @@ fn spec(name: &str, url: &str, data: &std::path::Path) -> AgentSpec {
 
 /// Runs the faulty and the healthy agent together on every runtime.
 fn on_every_runtime(fault: Fault, expect: &str) {
-    // async-std sizes its global executor once from the environment.
-    std::env::set_var("ASYNC_STD_THREAD_COUNT", "2");
-    std::env::set_var("WEFT_LAB_CHILD", "1");
+    // async-std's rows run in a `weft-lab __agents-batch` child (its executor is a global).
     let s = sim(fault);
     let d = data();
     for rt in AgentRuntime::ALL {
@@ -67,6 +65,7 @@ fn on_every_runtime(fault: Fault, expect: &str) {
                 bridge_workers: 2,
                 bridge: weft_lab::agents::client::BridgeKind::Enter,
                 sequential: false,
+                exe: Some(env!("CARGO_BIN_EXE_weft-lab").into()),
             };
             let b = hosts::run(rt, &plan).unwrap();
             let faulty =
@@ -164,9 +163,34 @@ fn study_marks_failed_runs() {
         permits: 2,
         verbose: false,
         openai: false,
+        exe: None,
     };
     let runs = run_matrix(&o);
     assert_eq!(runs.len(), 1);
     assert!(runs[0].failed);
     assert!(runs[0].error.as_deref().unwrap().contains("collector"));
+}
+
+/// async-std's child process crashing or replying garbage is an error for its row, not a hang.
+#[test]
+fn async_std_child_that_fails_is_an_error() {
+    let s = sim(Fault::Malformed { after: 1_000 });
+    let d = data();
+    for (exe, expect) in
+        [("/bin/false", "exited with"), ("/bin/true", "bad reply"), ("/nonexistent/weft-lab", "starting")]
+    {
+        let plan = RunPlan {
+            agents: vec![spec("a", &s.urls()[0], &d)],
+            spawn: SpawnMode::Join,
+            coordinator: CoordKind::None,
+            permits: 2,
+            workers: 2,
+            bridge_workers: 2,
+            bridge: weft_lab::agents::client::BridgeKind::Enter,
+            sequential: false,
+            exe: Some(exe.into()),
+        };
+        let err = hosts::run(AgentRuntime::AsyncStd, &plan).unwrap_err();
+        assert!(err.contains(expect), "{exe}: {err}");
+    }
 }

@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::client::{stream_call, CallError, CallStats, Endpoint, HttpClient, OPENAI_PATH};
 use crate::adapter::Adapter;
 
 /// How agents coordinate (`--coordinator`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CoordKind {
     None,
     /// A semaphore with one permit per server slot: never more calls in flight than the
@@ -60,7 +60,7 @@ impl Coordinator {
 }
 
 /// What one agent does.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AgentSpec {
     pub name: String,
     pub endpoint: Endpoint,
@@ -75,7 +75,7 @@ pub struct AgentSpec {
 }
 
 /// One agent's result in one run.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct AgentOutcome {
     pub name: String,
     /// Start offset from the run's start.

@@ -23,7 +23,7 @@ pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>;
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where a model server listens.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Endpoint {
     /// `http://host:port` without a trailing slash.
     pub base: String,
@@ -143,7 +143,7 @@ impl Stream for IncomingStream {
 /// enter −1.7 / −0.4 pp, async-compat −1.0 / −1.9 pp. The two are within the noise (the peer
 /// alone moves 11.5–15.7 µs), so `enter` stays the default: its runtime is built and dropped
 /// with each run (the lab's one-runtime-alive rule), async-compat's lives until exit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BridgeKind {
     /// Every poll runs inside `Handle::enter` of a lab-owned multi-thread tokio runtime
     /// (`--bridge-workers` threads, built and dropped with each run).
@@ -332,7 +332,7 @@ impl std::fmt::Display for CallError {
 impl std::error::Error for CallError {}
 
 /// One streamed call's measurements.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CallStats {
     pub ttft_ms: f64,
     pub total_ms: f64,

@@ -202,11 +202,6 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
     let coordinator = CoordKind::by_name(&args.coordinator).ok_or("--coordinator is none, semaphore or mutex")?;
     let workers = args.workers.unwrap_or_else(default_workers);
     let bridge = BridgeKind::by_name(&args.bridge).ok_or("--bridge is enter or async-compat")?;
-    if runtimes.contains(&AgentRuntime::AsyncStd) {
-        // async-std sizes its global executor from the environment, once, on first use.
-        std::env::set_var("ASYNC_STD_THREAD_COUNT", workers.to_string());
-        std::env::set_var(crate::runtimes::async_std::CHILD_ENV, "1");
-    }
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     let data_dir = match &args.data {
         Some(d) => d.clone(),
@@ -250,6 +245,7 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
         permits,
         verbose: !args.quiet,
         openai,
+        exe: Some(std::env::current_exe().map_err(|e| format!("cannot find the weft-lab binary: {e}"))?),
     };
     let started = std::time::Instant::now();
     let runs = study::run_matrix(&options);
@@ -335,10 +331,8 @@ pub fn serve_main(args: ServeArgs) -> Result<(), String> {
 
 /// `weft-lab smoke`'s agents check: the embedded simulator and two agents at a tiny size on
 /// every runtime, both spawn modes; each line is `(runtime, Ok | Err(why))`.
-pub fn smoke(workers: usize) -> Vec<(String, Result<(), String>)> {
+pub fn smoke(workers: usize, exe: &std::path::Path) -> Vec<(String, Result<(), String>)> {
     use super::hosts::{self, RunPlan};
-    std::env::set_var("ASYNC_STD_THREAD_COUNT", workers.to_string());
-    std::env::set_var(crate::runtimes::async_std::CHILD_ENV, "1");
     let mut profile = Profile::quick();
     profile.default_predict = 8;
     let setup = || -> Result<(Sim, Vec<super::agent::AgentSpec>), String> {
@@ -362,6 +356,7 @@ pub fn smoke(workers: usize) -> Vec<(String, Result<(), String>)> {
             permits: 2,
             verbose: false,
             openai: false,
+            exe: Some(exe.to_path_buf()),
         };
         Ok((sim, study::specs(&o, &CONFIGS[2], 2, 1)))
     };
@@ -383,6 +378,7 @@ pub fn smoke(workers: usize) -> Vec<(String, Result<(), String>)> {
                         bridge_workers: 2,
                         bridge: BridgeKind::Enter,
                         sequential: false,
+                        exe: Some(exe.to_path_buf()),
                     };
                     let b = hosts::run(rt, &plan)?;
                     for a in &b.agents {

@@ -71,7 +71,7 @@ impl AgentRuntime {
 }
 
 /// `--spawn`: one `join` of every agent in one task (the study's code), or a task per agent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SpawnMode {
     Join,
     Tasks,
@@ -90,7 +90,7 @@ impl SpawnMode {
 }
 
 /// What to run once.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RunPlan {
     pub agents: Vec<AgentSpec>,
     pub spawn: SpawnMode,
@@ -104,10 +104,14 @@ pub struct RunPlan {
     pub bridge: BridgeKind,
     /// Run the agents one after another (the measured sequential baseline).
     pub sequential: bool,
+    /// The weft-lab binary, for hosts that run in a child process (async-std: its global
+    /// executor cannot be shut down, so it never lives in the lab's own process).
+    #[serde(skip)]
+    pub exe: Option<std::path::PathBuf>,
 }
 
 /// One run's raw result.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Batch {
     pub wall: Duration,
     pub agents: Vec<AgentOutcome>,
@@ -295,6 +299,9 @@ pub fn run(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
             drop(r);
             drop(b);
             out
+        }
+        AgentRuntime::AsyncStd if std::env::var_os(crate::runtimes::async_std::CHILD_ENV).is_none() => {
+            return super::child::run_in_child(rt, plan);
         }
         AgentRuntime::AsyncStd => {
             let b = bridge(plan.bridge_workers)?;

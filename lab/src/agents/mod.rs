@@ -2,6 +2,7 @@
 pub mod agent;
 pub mod capacity;
 pub mod charts;
+pub mod child;
 pub mod client;
 pub mod command;
 pub mod hosts;

@@ -54,6 +54,8 @@ pub struct StudyOptions {
     pub verbose: bool,
     /// The endpoints are OpenAI-compatible servers.
     pub openai: bool,
+    /// The weft-lab binary (async-std's rows run in a child process of it).
+    pub exe: Option<PathBuf>,
 }
 
 /// Per-agent numbers of one run.
@@ -142,6 +144,7 @@ fn plan(
         bridge_workers: o.bridge_workers,
         bridge: o.bridge,
         sequential,
+        exe: o.exe.clone(),
     }
 }
 
