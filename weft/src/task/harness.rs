@@ -228,11 +228,9 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
         // SAFETY: the reference count reached zero, so no other pointer to the cell is used
         // again; the cell was allocated by `Box` in `Cell::new`.
         let cell = unsafe { Box::from_raw(self.cell.as_ptr()) };
-        let Cell { header, core: Core { scheduler, stage }, trailer } = *cell;
-        // Any unread output and the join waker go first; a panic from a user destructor must
-        // not unwind into the runtime, nor skip handing back the scheduler handle.
-        let _ = catch_unwind(AssertUnwindSafe(move || drop((header, stage, trailer))));
-        let _ = catch_unwind(AssertUnwindSafe(move || scheduler.cell_freed()));
+        // Dropping the cell drops the scheduler handle, any unread output and the join waker;
+        // a panic from a user destructor must not unwind into the runtime.
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(cell)));
     }
 
     /// JoinHandle side: may the output be read? If not, leaves `waker` to be woken.

@@ -108,13 +108,6 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     /// for the runtime metrics' live-task count.
     fn task_terminated(&self) {}
 
-    /// The task's cell is being freed, and this handle (the cell's copy) with it. The default
-    /// drops it; the multi-thread scheduler instead keeps the `Arc` count it stands for when
-    /// the cell is freed on one of its workers (its spawn credits, `worker.rs`).
-    fn cell_freed(self) {
-        drop(self);
-    }
-
     /// Whether panics in this scheduler's tasks skip the process panic hook.
     fn silence_panics(&self) -> bool {
         false

@@ -5,11 +5,10 @@
 //! * `inject` — the global FIFO for work from outside the workers.
 //! * `idle` — searching/sleeping accounting that wakes at most the workers needed.
 //!
-//! Spawning from a worker pushes the task on the worker's own queue: no lock at all, and no
-//! shared write: each task holds an `Arc<Handle>`, but a worker hands out strong counts it took
-//! 64 at a time and takes back those of tasks freed on it (its *spawn credits*, `worker.rs`), so
-//! the handle's count (on its own cache line: the handle is 128-byte aligned) is written once
-//! per 64 spawns, and by tasks freed off the workers. The task joins the owned-task list lazily, the first time it goes idle, in the
+//! Spawning from a worker pushes the task on the worker's own queue: no lock at all. The only
+//! shared write is the increment of the scheduler handle's `Arc` count (each task holds a
+//! clone of `Arc<Handle>`; the handle is 128-byte aligned so that count has its own cache
+//! line). The task joins the owned-task list lazily, the first time it goes idle, in the
 //! *poller's* shard (`Schedule::bind`): a task that completes in its first poll never takes a
 //! shard lock. Spawning from outside (`block_on`, other threads) pushes to the injection queue
 //! and wakes one sleeping worker if nobody is searching.
@@ -242,15 +241,6 @@ impl Schedule for Arc<Handle> {
             _ => self.num_workers(),
         });
         self.owned.bind(task, shard)
-    }
-
-    fn cell_freed(self) {
-        crate::runtime::context::with_scheduler(move |cx| match cx {
-            Some(crate::runtime::scheduler::Context::MultiThread(cx)) if Arc::ptr_eq(&cx.handle, &self) => {
-                cx.return_credit(self)
-            }
-            _ => drop(self),
-        })
     }
 
     fn silence_panics(&self) -> bool {

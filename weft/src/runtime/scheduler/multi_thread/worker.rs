@@ -42,19 +42,11 @@ pub(crate) struct Core {
     metrics: MetricsBatch,
 }
 
-/// Strong counts of the handle a worker takes at once for the tasks it spawns.
-const CREDIT_BATCH: usize = 64;
-
 /// The thread-local context of a worker.
 pub(crate) struct Context {
     pub(crate) handle: Arc<Handle>,
     pub(crate) index: usize,
     core: RefCell<Option<Box<Core>>>,
-    /// Spawn credits: strong counts of `handle` owned by this context, not by any `Arc` value.
-    /// `spawn_local` turns one into a task's `Arc<Handle>` (`Arc::from_raw`) and a task freed
-    /// on this thread turns its `Arc` back into one (`return_credit`), so neither writes the
-    /// handle's shared count; it is touched once per `CREDIT_BATCH`. Released in `Drop`.
-    credits: std::cell::Cell<usize>,
 }
 
 impl Core {
@@ -94,23 +86,12 @@ impl Core {
     }
 }
 
-impl Drop for Context {
-    fn drop(&mut self) {
-        for _ in 0..self.credits.replace(0) {
-            // SAFETY: each credit is a strong count of `self.handle` owned by this context (see
-            // `credits`); `self.handle` itself is still alive, so the count stays above zero.
-            unsafe { Arc::decrement_strong_count(Arc::as_ptr(&self.handle)) };
-        }
-    }
-}
-
 /// Entry point of a worker thread.
 pub(super) fn run(handle: Arc<Handle>, index: usize, core: Box<Core>) {
     let cx = crate::runtime::scheduler::Context::MultiThread(Context {
         handle: handle.clone(),
         index,
         core: RefCell::new(None),
-        credits: std::cell::Cell::new(0),
     });
     let _runtime = crate::runtime::context::enter_runtime("weft worker thread");
     let _enter = crate::runtime::context::enter(crate::runtime::scheduler::Handle::MultiThread(handle.clone()));
@@ -330,46 +311,12 @@ impl Context {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (notified, join) = crate::task::new_task(future, self.take_credit(), id);
+        // Tried (reverted): per-worker "spawn credits" (Arc counts taken 64 at a time, returned by tasks freed
+        // here) to skip this clone's shared write: weft-mt÷tokio-mt spawn_inside 1M 0.37–0.39× vs 0.37–0.39×
+        // before, deflect 1M 0.38–0.42× vs 0.34–0.38× (2 cores, 2 interleaved runs each): no gain to measure.
+        let (notified, join) = crate::task::new_task(future, self.handle.clone(), id);
         self.schedule(notified, Kind::Spawn);
         join
-    }
-
-    /// An `Arc<Handle>` for a new task, made from a spawn credit (see `credits`).
-    fn take_credit(&self) -> Arc<Handle> {
-        let ptr = Arc::as_ptr(&self.handle);
-        let mut n = self.credits.get();
-        if n == 0 {
-            for _ in 0..CREDIT_BATCH {
-                // SAFETY: `ptr` comes from `self.handle`, a live `Arc` this context holds.
-                unsafe { Arc::increment_strong_count(ptr) };
-            }
-            n = CREDIT_BATCH;
-        }
-        self.credits.set(n - 1);
-        // SAFETY: `ptr` is `self.handle`'s allocation and this context owned one strong count of
-        // it beyond every `Arc` value (a credit, counted in `credits`), which moves into the
-        // returned `Arc`: the count and the `Arc` values stay in step.
-        unsafe { Arc::from_raw(ptr) }
-    }
-
-    /// Keeps the strong count of `handle` (a freed task's copy of `self.handle`) as a credit.
-    pub(super) fn return_credit(&self, handle: Arc<Handle>) {
-        debug_assert!(Arc::ptr_eq(&handle, &self.handle));
-        // The count `handle` owned now belongs to this context (`credits`).
-        let _ = Arc::into_raw(handle);
-        let mut n = self.credits.get() + 1;
-        if n > 2 * CREDIT_BATCH {
-            // Tasks spawned elsewhere and freed here: give surplus counts back.
-            for _ in 0..CREDIT_BATCH {
-                // SAFETY: this context owns `n` credits of `self.handle` (so the count is above
-                // the `CREDIT_BATCH` released here) and holds `self.handle` itself, so the count
-                // stays above zero.
-                unsafe { Arc::decrement_strong_count(Arc::as_ptr(&self.handle)) };
-            }
-            n -= CREDIT_BATCH;
-        }
-        self.credits.set(n);
     }
 
     /// Queues a task on this worker if its core is here, else remotely.

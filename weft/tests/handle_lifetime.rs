@@ -1,10 +1,9 @@
-//! The multi-thread scheduler's spawn credits (tasks spawned on a worker hold strong counts of
-//! the scheduler handle that the worker took in batches, and give them back to the worker that
-//! frees them): every count comes back, whatever thread frees the task and whenever.
-//!
-//! A leaked count would keep the scheduler handle, and with it the I/O driver's epoll fd and
-//! eventfd, alive forever; a count given back twice would free it under live tasks (valgrind,
-//! which `.ci/run` runs this file under, reports both). Its own test binary (one test), because
+//! The multi-thread scheduler's shared handle lives exactly as long as something needs it:
+//! tasks spawned on workers and from outside, freed on a worker, on a plain thread, or by a
+//! waker after the runtime is gone, each hold it until freed, and once all are gone it is
+//! freed (with it the I/O driver's epoll fd and eventfd, which is what this test observes).
+//! A reference taken and never given back leaks those fds; one given back twice frees the
+//! handle under live tasks (valgrind reports both). Its own test binary (one test), because
 //! `/proc/self/fd` counts the whole process.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -32,7 +31,7 @@ async fn park_once(out: std::sync::mpsc::Sender<Waker>) {
 }
 
 #[test]
-fn every_handle_count_comes_back_whoever_frees_the_task() {
+fn scheduler_handle_is_freed_whoever_frees_the_last_task() {
     // Warm-up runtime: lazily created process-wide fds are not leaks.
     drop(Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap());
     let before = open_fds();
@@ -44,7 +43,7 @@ fn every_handle_count_comes_back_whoever_frees_the_task() {
             let ran = ran.clone();
             async move {
                 // 50 parents spawned from outside the workers, each spawning 40 children on its
-                // worker (credits): half joined there, half handed out to be freed elsewhere.
+                // worker: half joined there, half handed out to be freed elsewhere.
                 let parents: Vec<_> = (0..50)
                     .map(|_| {
                         let ran = ran.clone();
