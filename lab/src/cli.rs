@@ -1,7 +1,7 @@
 //! The command line (clap): `weft-lab` with no arguments runs the quick micro suite; the
-//! subcommands are `micro`, `smoke`, `baseline save`, `sweep`, `report`, `lateness`,
-//! `tcp-echo`, `http-hello`, and the hidden `__sample`, `__http_server` and `__agents-batch` used by
-//! child processes. Each command is a thin function over the library.
+//! subcommands are `micro`, `smoke`, `baseline save`, `sweep`, `report`, `lateness`, `memory-per-task`,
+//! `tcp-echo`, `http-hello`, and the hidden `__sample`, `__memory_sample`, `__http_server` and
+//! `__agents-batch` used by child processes. Each command is a thin function over the library.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,6 +46,9 @@ enum Command {
     Report { dir: PathBuf },
     /// Timer lateness (p50/p99/max of elapsed − requested) per runtime.
     Lateness(LatenessArgs),
+    /// RSS growth per live idle task (each parked on a oneshot) per runtime.
+    #[command(name = "memory-per-task")]
+    MemoryPerTask(MemoryArgs),
     /// TCP echo over loopback: messages/s and round-trip p50/p99/p99.9 per runtime.
     #[command(name = "tcp-echo")]
     TcpEcho(TcpEchoArgs),
@@ -65,6 +68,9 @@ enum Command {
         #[arg(long)]
         runtime: String,
     },
+    /// Internal: one `memory-per-task` round in this (fresh) process; prints `ok <bytes>`.
+    #[command(name = "__memory_sample", hide = true)]
+    MemorySample(MemorySampleArgs),
     /// TR115's multi-agent LLM study on every runtime (embedded Ollama simulator by default).
     Agents(crate::agents::command::AgentsArgs),
     /// The Ollama-compatible simulator, standalone on 127.0.0.1.
@@ -109,15 +115,33 @@ struct LatenessArgs {
 }
 
 #[derive(Args, Debug)]
+struct MemoryArgs {
+    #[command(flatten)]
+    selection: Selection,
+    /// Interleaved rounds (a fresh runtime per round).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Live idle tasks per round.
+    #[arg(long, default_value_t = 1_000_000)]
+    tasks: u64,
+    /// Writes OUT/memory_per_task.md and OUT/memory_per_task.json.
+    #[arg(long, default_value = "lab-results/memory-per-task")]
+    out: PathBuf,
+}
+
+#[derive(Args, Debug)]
 struct TcpEchoArgs {
     #[command(flatten)]
     selection: Selection,
     /// Interleaved rounds (a fresh runtime per round).
     #[arg(long, default_value_t = 5)]
     rounds: usize,
-    /// Round trips per round (shared by 64 connections).
+    /// Round trips per round (shared by the connections).
     #[arg(long, default_value_t = 100_000)]
     messages: u64,
+    /// Loopback connections; a comma-separated list is a sweep (e.g. `1,64,1024`).
+    #[arg(long, value_delimiter = ',', default_value = "64")]
+    connections: Vec<u64>,
     /// Writes OUT/tcp_echo.md and OUT/tcp_echo.json.
     #[arg(long, default_value = "lab-results/tcp-echo")]
     out: PathBuf,
@@ -209,9 +233,10 @@ struct SweepArgs {
 
 #[derive(Args, Debug)]
 struct HttpHelloArgs {
-    /// Keep-alive connections of the load generator.
-    #[arg(long, default_value_t = 64)]
-    connections: usize,
+    /// Keep-alive connections of the load generator; a comma-separated list is a sweep
+    /// (e.g. `1,64,1024`), one table per count.
+    #[arg(long, value_delimiter = ',', default_value = "64")]
+    connections: Vec<usize>,
     /// Seconds of load per runtime (split over the rounds).
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
@@ -231,6 +256,16 @@ struct HttpServerArgs {
     runtime: String,
     #[arg(long)]
     workers: usize,
+}
+
+#[derive(Args, Debug)]
+struct MemorySampleArgs {
+    #[arg(long)]
+    runtime: String,
+    #[arg(long)]
+    workers: usize,
+    #[arg(long)]
+    tasks: u64,
 }
 
 #[derive(Args, Debug)]
@@ -264,6 +299,7 @@ pub fn main() -> ExitCode {
         Some(Command::Report { dir }) => report_command(&dir),
         Some(Command::Lateness(args)) => lateness_command(args),
         Some(Command::TcpEcho(args)) => tcp_echo_command(args),
+        Some(Command::MemoryPerTask(args)) => memory_command(args),
         Some(Command::Actors(args)) => actors_command(args),
         Some(Command::Sample(args)) => sample_command(args),
         Some(Command::HttpHello(args)) => http_hello_command(args),
@@ -273,6 +309,14 @@ pub fn main() -> ExitCode {
             let runtime =
                 RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
             runtime.and_then(|rt| crate::http_hello::server_main(rt, args.workers)).map(|()| ExitCode::SUCCESS)
+        }
+        Some(Command::MemorySample(args)) => {
+            let runtime =
+                RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
+            runtime.and_then(|rt| crate::memory_per_task::sample_main(rt, args.workers, args.tasks)).map(|bytes| {
+                println!("ok {bytes}");
+                ExitCode::SUCCESS
+            })
         }
         Some(Command::Agents(args)) => {
             crate::agents::command::agents_main(args).map(|ok| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -538,13 +582,34 @@ fn lateness_command(args: LatenessArgs) -> Result<ExitCode, String> {
     Ok(if early == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
+fn memory_command(args: MemoryArgs) -> Result<ExitCode, String> {
+    let default = [RuntimeId::WeftMt, RuntimeId::TokioMt, RuntimeId::WeftCt, RuntimeId::TokioCt];
+    let chosen = runtimes(&args.selection, &default)?;
+    let workers = args.selection.workers.unwrap_or_else(default_workers);
+    let rows = crate::memory_per_task::measure(&this_exe()?, &chosen, workers, args.rounds.max(1), args.tasks.max(1))?;
+    let md = crate::memory_per_task::markdown(&rows, args.rounds.max(1), workers);
+    print!("{md}");
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
+    std::fs::write(args.out.join("memory_per_task.md"), &md).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+    std::fs::write(args.out.join("memory_per_task.json"), json).map_err(|e| e.to_string())?;
+    println!("\nwrote {}/memory_per_task.{{md,json}}", args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
 fn http_hello_command(args: HttpHelloArgs) -> Result<ExitCode, String> {
     let chosen = runtimes(&args.selection, &RuntimeId::ALL)?;
     let workers = args.selection.workers.unwrap_or_else(default_workers);
     let duration = std::time::Duration::from_secs_f64(args.seconds.max(0.1));
-    let rows =
-        crate::http_hello::measure(&this_exe()?, &chosen, workers, args.connections.max(1), duration, args.rounds)?;
-    let md = crate::http_hello::markdown(&rows, workers, args.connections, duration, args.rounds.max(1));
+    let mut rows = Vec::new();
+    let mut md = String::new();
+    for &connections in &args.connections {
+        let sweep_rows =
+            crate::http_hello::measure(&this_exe()?, &chosen, workers, connections.max(1), duration, args.rounds)?;
+        md += &crate::http_hello::markdown(&sweep_rows, workers, connections, duration, args.rounds.max(1));
+        md += "\n";
+        rows.extend(sweep_rows);
+    }
     print!("{md}");
     std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
     std::fs::write(args.out.join("http_hello.md"), &md).map_err(|e| e.to_string())?;
@@ -560,8 +625,14 @@ fn tcp_echo_command(args: TcpEchoArgs) -> Result<ExitCode, String> {
     let chosen = runtimes(&args.selection, &default)?;
     let workers = args.selection.workers.unwrap_or_else(default_workers);
     let rounds = args.rounds.max(1);
-    let rows = crate::echo_latency::measure(&chosen, workers, rounds, args.messages.max(1))?;
-    let md = crate::echo_latency::markdown(&rows, rounds, args.messages, workers);
+    let mut rows = Vec::new();
+    let mut md = String::new();
+    for &connections in &args.connections {
+        let sweep_rows = crate::echo_latency::measure(&chosen, workers, rounds, args.messages.max(1), connections)?;
+        md += &crate::echo_latency::markdown(&sweep_rows, rounds, args.messages, workers, connections);
+        md += "\n";
+        rows.extend(sweep_rows);
+    }
     print!("{md}");
     std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
     std::fs::write(args.out.join("tcp_echo.md"), &md).map_err(|e| e.to_string())?;

@@ -10,6 +10,12 @@
 //! duration) — and records every request's latency. Every response is validated (status 200,
 //! body `Hello, world!`); a bad response fails the row.
 //!
+//! Beside requests/s the row reports the server's CPU time per request: the child's on-CPU
+//! nanoseconds (summed over its threads' `/proc/PID/task/*/schedstat`) from the moment it is
+//! listening to the end of the load, divided by the requests served. On a 2-core machine the
+//! load generator competes with the server for the cores, so CPU per request is the fairer
+//! efficiency figure; requests/s says how the two shared the machine.
+//!
 //! Architecture Invariant: the server code is written once, generic over [`Adapter`]; the
 //! load generator never changes with the runtime under test.
 
@@ -38,6 +44,10 @@ pub struct HttpRow {
     pub p99_us: f64,
     pub p999_us: f64,
     pub errors: u64,
+    /// Keep-alive connections of the load generator.
+    pub connections: usize,
+    /// Server CPU time (user + system, all threads) per request, in microseconds.
+    pub server_cpu_us_per_req: f64,
 }
 
 /// The server: accept forever, one hyper HTTP/1.1 connection task per socket.
@@ -109,12 +119,14 @@ pub fn measure(
     let mut latencies_us: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
     let mut elapsed = vec![Duration::ZERO; chosen.len()];
     let mut errors = vec![0u64; chosen.len()];
+    let mut cpu = vec![Duration::ZERO; chosen.len()];
     for _ in 0..rounds {
         for (i, &rt) in chosen.iter().enumerate() {
-            let (lat, errs, took) = one_round(exe, rt, workers, connections, per_round)?;
+            let (lat, errs, took, server_cpu) = one_round(exe, rt, workers, connections, per_round)?;
             latencies_us[i].extend(lat.iter().map(|d| d.as_nanos() as f64 / 1_000.0));
             elapsed[i] += took;
             errors[i] += errs;
+            cpu[i] += server_cpu;
         }
     }
     Ok(chosen
@@ -131,19 +143,39 @@ pub fn measure(
                 p99_us: pct(99.0),
                 p999_us: pct(99.9),
                 errors: errors[i],
+                connections,
+                server_cpu_us_per_req: cpu[i].as_nanos() as f64 / 1_000.0 / us.len().max(1) as f64,
             }
         })
         .collect())
 }
 
-/// Starts `rt`'s server in a child, drives it for `duration`, stops it.
+/// On-CPU time of every live thread of process `pid` (`schedstat`: nanoseconds on a CPU).
+fn process_cpu(pid: u32) -> Result<Duration, String> {
+    let dir = format!("/proc/{pid}/task");
+    let mut ns = 0u64;
+    for entry in std::fs::read_dir(&dir).map_err(|e| format!("reading {dir}: {e}"))? {
+        let path = entry.map_err(|e| e.to_string())?.path().join("schedstat");
+        // A thread that exited meanwhile has no file any more; its time is lost either way.
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        ns += text
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| format!("unexpected {}: {text:?}", path.display()))?;
+    }
+    Ok(Duration::from_nanos(ns))
+}
+
+/// Starts `rt`'s server in a child, drives it for `duration`, stops it. Returns the
+/// latencies, the failed connections, the load's wall time and the server's CPU time.
 fn one_round(
     exe: &Path,
     rt: RuntimeId,
     workers: usize,
     connections: usize,
     duration: Duration,
-) -> Result<(Vec<Duration>, u64, Duration), String> {
+) -> Result<(Vec<Duration>, u64, Duration, Duration), String> {
     let mut child = Child(
         Command::new(exe)
             .args(["__http_server", "--runtime", rt.name(), "--workers", &workers.to_string()])
@@ -163,9 +195,12 @@ fn one_round(
         .strip_prefix("listening on ")
         .and_then(|a| a.parse().ok())
         .ok_or_else(|| format!("{} server did not print `listening on ADDR` (got {line:?})", rt.name()))?;
-    let out = drive(addr, connections, duration)?;
+    let pid = child.0.id();
+    let cpu_before = process_cpu(pid)?;
+    let (lat, errors, took) = drive(addr, connections, duration)?;
+    let cpu = process_cpu(pid)?.saturating_sub(cpu_before);
     drop(child);
-    Ok(out)
+    Ok((lat, errors, took, cpu))
 }
 
 /// The load generator: `connections` keep-alive connections, one request in flight each.
@@ -250,18 +285,31 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 pub fn markdown(rows: &[HttpRow], workers: usize, connections: usize, duration: Duration, rounds: usize) -> String {
     let mut out = format!(
         "## http_hello — hyper HTTP/1.1 \"Hello, world!\", {connections} keep-alive connections, {:.1} s per runtime in {rounds} interleaved rounds, {workers} server workers\n\n\
-         | runtime | requests/s | p50 | p99 | p99.9 | errors | req/s ÷ tokio-mt | p99 ÷ tokio-mt |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+         | runtime | requests/s | p50 | p99 | p99.9 | errors | server CPU/req | req/s ÷ tokio-mt | p99 ÷ tokio-mt | CPU/req ÷ tokio-mt |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         duration.as_secs_f64()
     );
     let tokio = rows.iter().find(|r| r.runtime == "tokio-mt");
     for r in rows {
-        let (rps, p99) = match tokio {
-            Some(t) => (format!("{:.2}×", r.requests_per_s / t.requests_per_s), format!("{:.2}×", r.p99_us / t.p99_us)),
-            None => ("–".into(), "–".into()),
+        let (rps, p99, cpu) = match tokio {
+            Some(t) => (
+                format!("{:.2}×", r.requests_per_s / t.requests_per_s),
+                format!("{:.2}×", r.p99_us / t.p99_us),
+                format!("{:.2}×", r.server_cpu_us_per_req / t.server_cpu_us_per_req),
+            ),
+            None => ("–".into(), "–".into(), "–".into()),
         };
         out += &format!(
-            "| {} | {:.0} | {:.0} µs | {:.0} µs | {:.0} µs | {} | {} | {} |\n",
-            r.runtime, r.requests_per_s, r.p50_us, r.p99_us, r.p999_us, r.errors, rps, p99
+            "| {} | {:.0} | {:.0} µs | {:.0} µs | {:.0} µs | {} | {:.1} µs | {} | {} | {} |\n",
+            r.runtime,
+            r.requests_per_s,
+            r.p50_us,
+            r.p99_us,
+            r.p999_us,
+            r.errors,
+            r.server_cpu_us_per_req,
+            rps,
+            p99,
+            cpu
         );
     }
     out

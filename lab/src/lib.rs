@@ -11,7 +11,7 @@
 //! - [`results`]: `results.json` (schema 1) and the paired ratios; [`report`] renders the
 //!   terminal table, `report.md` and `report.html` (plotters SVG charts).
 //! - [`smoke`], [`baseline`], [`sweep`]: the CI check, regression baselines, knob grids.
-//! - [`lateness`], [`http_hello`]: timer accuracy, and HTTP requests/s + latency with the
+//! - [`lateness`], [`memory_per_task`], [`http_hello`]: timer accuracy, RSS per idle task, and HTTP requests/s + latency with the
 //!   server in a child process and the load generator in the parent.
 //! - [`cli`]: the command line.
 //!
@@ -34,6 +34,7 @@ pub mod fs_bench;
 pub mod http_hello;
 pub mod lateness;
 pub mod measure;
+pub mod memory_per_task;
 pub mod report;
 pub mod results;
 pub mod runtimes;

@@ -332,3 +332,49 @@ fn busy_runtime_still_polls_io_every_event_interval() {
         spinner.await.unwrap();
     });
 }
+
+/// A short read clears the read readiness it observed (so the next read waits for the next
+/// edge instead of failing a `recv` with `EAGAIN`); data that arrives afterwards, or that was
+/// already queued beyond a full buffer, is still delivered, byte for byte, in order.
+#[test]
+fn reads_after_a_short_read_still_see_every_later_byte() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let (tx, rx) = weft::sync::oneshot::channel::<()>();
+            let writer = weft::spawn(async move {
+                let mut c = TcpStream::connect(addr).await.unwrap();
+                c.write_all(b"0123456789").await.unwrap();
+                // The second burst only after the reader's short read returned.
+                rx.await.unwrap();
+                for chunk in 0..50u8 {
+                    c.write_all(&[chunk; 7]).await.unwrap();
+                }
+            });
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 64];
+            let n = s.read(&mut buf).await.unwrap();
+            assert!(n > 0 && n <= 10, "{name}: first read {n}");
+            let mut got = buf[..n].to_vec();
+            while got.len() < 10 {
+                let n = s.read(&mut buf).await.unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            assert_eq!(got, b"0123456789", "{name}");
+            tx.send(()).unwrap();
+            let mut rest = Vec::new();
+            // A 4-byte buffer makes some reads full (readiness kept) and some short (cleared).
+            let mut small = [0u8; 4];
+            while rest.len() < 350 {
+                let n = s.read(&mut small).await.unwrap();
+                assert!(n > 0, "{name}: early EOF after {} bytes", rest.len());
+                rest.extend_from_slice(&small[..n]);
+            }
+            let want: Vec<u8> = (0..50u8).flat_map(|c| [c; 7]).collect();
+            assert_eq!(rest, want, "{name}");
+            writer.await.unwrap();
+            assert_eq!(s.read(&mut buf).await.unwrap(), 0, "{name}: EOF after the writer is gone");
+        });
+    }
+}

@@ -27,15 +27,46 @@ fn sleep_never_fires_before_its_deadline() {
     }
 }
 
+/// Sub-millisecond sleeps (the wheel's tick is 1 µs and the I/O driver waits with
+/// nanosecond timeouts): none completes before its deadline, on either flavor, with I/O on.
+#[test]
+fn sub_millisecond_sleeps_never_fire_early() {
+    for (name, rt) in support::flavors() {
+        rt.block_on(async {
+            let mut hs = Vec::new();
+            for i in 0..100u64 {
+                hs.push(weft::spawn(async move {
+                    for j in 0..5u64 {
+                        let d = Duration::from_nanos(1 + (i * 7_919 + j * 104_729) % 900_000);
+                        let deadline = Instant::now() + d;
+                        time::sleep_until(deadline).await;
+                        let now = Instant::now();
+                        assert!(now >= deadline, "{name}: woke {:?} early", deadline - now);
+                    }
+                }));
+            }
+            for h in hs {
+                h.await.unwrap();
+            }
+        });
+    }
+}
+
 /// The wheel fires due timers in deadline order and wakes them in that order. The order is
 /// observed at the source: one task drives all ten sleeps through a `FuturesUnordered`, whose
 /// ready queue is filled in the order the wakers are called, so neither the worker that runs a
 /// task nor the spacing between deadlines matters. The head start doubles until every timer is
 /// registered before the first deadline (under valgrind registration alone can take 20 ms).
+/// Run at millisecond spacing on both flavors and at 100 µs spacing (several deadlines share one
+/// higher wheel slot) on the current-thread one: there a single thread fires and wakes every
+/// timer, while two workers firing due timers at once could interleave their wake-ups.
 #[test]
 fn timers_fire_in_deadline_order() {
     use futures::stream::{FuturesUnordered, StreamExt};
-    for (name, rt) in support::flavors() {
+    let mut runs: Vec<_> =
+        support::flavors().into_iter().map(|(name, rt)| (name, rt, Duration::from_millis(3))).collect();
+    runs.push(("current_thread", support::ct(), Duration::from_micros(100)));
+    for (name, rt, spacing) in runs {
         let order = rt.block_on(async {
             let mut head_start = Duration::from_millis(20);
             loop {
@@ -43,7 +74,7 @@ fn timers_fire_in_deadline_order() {
                 let mut sleeps: FuturesUnordered<_> = [7u64, 2, 9, 0, 5, 1, 8, 3, 6, 4]
                     .into_iter()
                     .map(|k| {
-                        let deadline = base + Duration::from_millis(3 * k);
+                        let deadline = base + spacing * k as u32;
                         async move {
                             time::sleep_until(deadline).await;
                             (k, deadline, Instant::now())
@@ -65,7 +96,7 @@ fn timers_fire_in_deadline_order() {
                 break order;
             }
         });
-        assert_eq!(order, (0..10).collect::<Vec<_>>(), "{name}");
+        assert_eq!(order, (0..10).collect::<Vec<_>>(), "{name}, {spacing:?} apart");
     }
 }
 

@@ -12,15 +12,15 @@ pub const TCP_ECHO_MESSAGE: usize = 256;
 /// `tcp_echo`: 64 connections share N round trips of a 256-byte message (each client waits
 /// for its echo before sending the next); every echoed byte is checked.
 pub async fn tcp_echo<R: Adapter>(n: u64) -> Result<(), String> {
-    inside::<R, _>(async move { echo_session::<R>(n, false).await.map(drop) }).await
+    inside::<R, _>(async move { echo_session::<R>(n, TCP_ECHO_CONNECTIONS, false).await.map(drop) }).await
 }
 
 /// The echo session behind `tcp_echo` (and `weft-lab tcp-echo`, which also wants each round
-/// trip's latency): returns the round-trip times in nanoseconds when `record_latency`, else
-/// an empty vector, after validating that all `n` round trips came back intact. Call it from
-/// inside a task on the runtime.
-pub async fn echo_session<R: Adapter>(n: u64, record_latency: bool) -> Result<Vec<u64>, String> {
-    let conns = TCP_ECHO_CONNECTIONS.min(n.max(1));
+/// trip's latency, over `connections` connections): returns the round-trip times in
+/// nanoseconds when `record_latency`, else an empty vector, after validating that all `n`
+/// round trips came back intact. Call it from inside a task on the runtime.
+pub async fn echo_session<R: Adapter>(n: u64, connections: u64, record_latency: bool) -> Result<Vec<u64>, String> {
+    let conns = connections.max(1).min(n.max(1));
     let (listener, addr) = <R::Net as Net>::bind_loopback().await.map_err(|e| format!("bind: {e}"))?;
     let server = R::spawn(async move {
         let mut handlers = Vec::with_capacity(conns as usize);

@@ -74,21 +74,25 @@ impl Ready {
     pub(crate) fn as_usize(self) -> usize {
         self.0
     }
-    pub(crate) fn from_mio(event: &mio::event::Event) -> Ready {
+    /// Readiness from an epoll event's flags (the same reading of them as mio's `Event`).
+    pub(crate) fn from_epoll(flags: u32) -> Ready {
+        let has = |bit: libc::c_int| flags & bit as u32 != 0;
         let mut r = 0;
-        if event.is_readable() {
+        if has(libc::EPOLLIN) || has(libc::EPOLLPRI) {
             r |= READABLE;
         }
-        if event.is_writable() {
+        if has(libc::EPOLLOUT) {
             r |= WRITABLE;
         }
-        if event.is_read_closed() {
+        // Both halves closed, or a FIN / shutdown(SHUT_RD) seen.
+        if has(libc::EPOLLHUP) || (has(libc::EPOLLIN) && has(libc::EPOLLRDHUP)) {
             r |= READ_CLOSED;
         }
-        if event.is_write_closed() {
+        // Both halves closed, or the read end of a pipe gone (EPOLLERR alone or with OUT).
+        if has(libc::EPOLLHUP) || (has(libc::EPOLLOUT) && has(libc::EPOLLERR)) || flags == libc::EPOLLERR as u32 {
             r |= WRITE_CLOSED;
         }
-        if event.is_error() {
+        if has(libc::EPOLLERR) {
             r |= ERROR;
         }
         Ready(r)

@@ -54,24 +54,24 @@ impl Handle {
         self.is_shutdown.load(Acquire)
     }
 
-    /// Tick of `t`, rounded down (the tick that has fully started by `t`).
+    /// Tick (1 µs, see `wheel.rs`) of `t`, rounded down (the tick that has fully started by `t`).
     fn tick_floor(&self, t: std::time::Instant) -> u64 {
-        t.saturating_duration_since(self.start).as_millis() as u64
+        t.saturating_duration_since(self.start).as_micros() as u64
     }
 
     /// Tick of a deadline, rounded up, so that firing at this tick is never early.
     fn tick_ceil(&self, deadline: Instant) -> u64 {
         let d = deadline.into_std().saturating_duration_since(self.start);
-        let ms = d.as_millis() as u64;
-        if d > Duration::from_millis(ms) {
-            ms + 1
+        let us = d.as_micros() as u64;
+        if d > Duration::from_micros(us) {
+            us + 1
         } else {
-            ms.max(1)
+            us.max(1)
         }
     }
 
     fn instant_of(&self, tick: u64) -> std::time::Instant {
-        self.start + Duration::from_millis(tick)
+        self.start + Duration::from_micros(tick)
     }
 
     /// Links a timer; true if its deadline has already been processed (it fired at once).

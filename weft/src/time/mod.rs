@@ -1,7 +1,7 @@
 //! Time: `sleep`, `timeout`, `interval`, driven by a hierarchical timer wheel.
 //!
 //! # Design
-//! * `wheel` — 6 levels × 64 slots at 1 ms resolution; O(1) insert and cancel; the next
+//! * `wheel` — 6 levels × 64 slots at 1 µs resolution; O(1) insert and cancel; the next
 //!   deadline found with a bit scan per level.
 //! * `entry` — the pinned `TimerShared` inside each `Sleep` (no allocation per timer).
 //! * `driver` — the wheel behind one lock, tick conversion (deadlines round *up* to a tick,
@@ -16,7 +16,7 @@
 //! they fire is measured by the lab, not asserted by tests.
 //!
 //! # Glossary
-//! * **tick** — one millisecond since the driver's start instant; the wheel's only unit.
+//! * **tick** — one microsecond since the driver's start instant; the wheel's only unit.
 //!   Deadlines round *up* to a tick, "now" rounds *down*.
 //! * **entry** (`TimerShared`) — the node the wheel links: deadline tick, waker, list links
 //!   and `fired`, pinned inside its `Sleep` (the wheel owns nothing).
@@ -65,12 +65,13 @@
 //!   in time), so O(1) cancel is what matters; the wheel has it and needs no allocation.
 //! * **A single-level (hashed) wheel**: O(1) too, but each turn must skip entries that are
 //!   many rounds away; the levels keep every visit useful.
-//! * **Finer resolution (e.g. 1 µs ticks)**: the OS sleep cannot honour it (`epoll_wait`'s
-//!   timeout is in ms; a condvar wait overshoots by tens of µs), and more ticks per second
-//!   means more slot visits and cascades.
+//! * **1 ms ticks** (tokio's, and weft's until the I/O driver waited with nanosecond
+//!   timeouts, `runtime/io/epoll.rs`): the tick then dominates lateness (`weft-lab lateness`
+//!   p50 ≈ 1.07 ms with I/O enabled). 1 µs ticks cost one more cascade level for a given
+//!   duration; `advance` jumps from one occupied slot to the next, so finer ticks do not add
+//!   slot visits for empty time.
 //! * **Coarser resolution (e.g. 10 ms ticks)**: fewer ticks to process, but every sleep could
-//!   then fire up to 10 ms late where tokio's 1 ms wheel is at most about 1 ms late (the
-//!   lab's `lateness` command measures exactly this).
+//!   then fire up to 10 ms late (the lab's `lateness` command measures exactly this).
 //!
 //! Cancellation: dropping a `Sleep` unlinks its entry under the lock (O(1)), so a million
 //! created-and-dropped sleeps leave nothing behind.

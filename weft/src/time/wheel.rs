@@ -1,8 +1,13 @@
-//! The hierarchical timer wheel: 6 levels × 64 slots, 1 ms per tick at level 0.
+//! The hierarchical timer wheel: 6 levels × 64 slots, 1 µs per tick at level 0.
 //!
 //! Level `l` slot `s` covers ticks `[s·64^l, (s+1)·64^l)` within the level's current window of
-//! `64^(l+1)` ticks, so the wheel spans 64^6 ms ≈ 2.2 years; later deadlines are clamped to
+//! `64^(l+1)` ticks, so the wheel spans 64^6 µs ≈ 19 hours; later deadlines are clamped to
 //! the last slot and re-inserted when it comes round (they never fire early).
+//!
+//! Why 1 µs and not tokio's 1 ms: with the I/O driver waiting with nanosecond timeouts
+//! (`runtime/io/epoll.rs`), the tick is what bounds timer lateness; 1 ms ticks made every
+//! sleep late by 0.5 ms on average. The price is one more level of cascading for a given
+//! duration (a 1 ms sleep sits on level 1 and cascades once, 0–64 µs before it fires).
 //!
 //! An entry goes in the lowest level whose window, aligned at the current `elapsed` tick,
 //! contains its deadline (`level_for`). Inserting and removing are O(1): the entry records
@@ -123,14 +128,26 @@ impl Wheel {
             let mut list = std::mem::replace(&mut self.levels[exp.level].slots[exp.slot], List { head: None });
             self.levels[exp.level].occupied &= !(1 << exp.slot);
             self.elapsed = self.elapsed.max(exp.deadline);
+            // A level-0 slot is one tick: its entries share a deadline, fire in any order. A
+            // higher slot spans many ticks, and a late advance may find several of its entries
+            // already due: those fire sorted by deadline (a slot list is in insertion order).
+            let mut due: Vec<(u64, NonNull<TimerShared>)> = Vec::new();
             // SAFETY: the detached list holds live entries; we relink or fire each.
             while let Some(entry) = unsafe { list.pop_front() } {
                 // SAFETY: live entry, under the driver lock.
                 let when = unsafe { entry.as_ref().when() };
                 // SAFETY: popped entries are unlinked; insert's contract holds.
                 if unsafe { self.insert(entry, when) }.is_err() {
-                    fire(entry);
+                    if exp.level == 0 {
+                        fire(entry);
+                    } else {
+                        due.push((when, entry));
+                    }
                 }
+            }
+            due.sort_by_key(|&(when, _)| when);
+            for (_, entry) in due {
+                fire(entry);
             }
         }
         self.elapsed = self.elapsed.max(now);
@@ -297,6 +314,23 @@ mod tests {
         wheel.advance(300_000, |e| fired.push(unsafe { e.as_ref().when() }));
         assert_eq!(fired, vec![10, 200, 5000, 300_000]);
         assert!(wheel.next_expiration().is_none());
+    }
+
+    /// A late advance that finds several entries of one higher-level slot already due fires
+    /// them in deadline order, not in the slot list's order.
+    #[test]
+    fn late_cascade_fires_in_deadline_order() {
+        let whens: Vec<u64> = vec![4_150, 4_100, 4_190, 4_101, 4_120];
+        let es = entries(whens.len());
+        let mut wheel = Wheel::new();
+        for (e, &w) in es.iter().zip(&whens) {
+            // SAFETY: the entries are pinned in `es`, live for the whole test, and not linked yet.
+            unsafe { wheel.insert(ptr(e), w).unwrap() };
+        }
+        let mut fired = Vec::new();
+        // SAFETY: fired entries are live (pinned in `es`).
+        wheel.advance(5_000, |e| fired.push(unsafe { e.as_ref().when() }));
+        assert_eq!(fired, vec![4_100, 4_101, 4_120, 4_150, 4_190]);
     }
 
     #[test]

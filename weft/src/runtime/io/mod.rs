@@ -7,7 +7,8 @@
 //!   readiness stamped with a tick, and the wakers of the tasks waiting on it.
 //! * **token** — the `mio::Token` of a registration: the address of its `ScheduledIo`. The
 //!   driver turns an event's token back into `&ScheduledIo` without a lookup.
-//! * **turn** — one `Poll::poll` call plus dispatch of its events. Turns are numbered (mod
+//! * **turn** — one wait on the epoll set (`epoll.rs`, nanosecond timeouts) plus dispatch of
+//!   its events. Turns are numbered (mod
 //!   2^16); the number is the *tick* stamped on readiness.
 //! * **driver owner** — the thread parked in the runtime driver (see the parking essay in
 //!   `scheduler/mod.rs`): it alone holds the `Driver` (`Poll` + `Events`) and runs turns.
@@ -54,6 +55,7 @@
 //! of sockets by the generation width; an `Arc` per registration plus deferred release gives
 //! the same no-reuse guarantee with a plain allocation.
 
+pub(crate) mod epoll;
 #[cfg(all(test, loom))]
 mod loom_wake;
 pub(crate) mod registration;
@@ -73,13 +75,13 @@ use scheduled_io::ScheduledIo;
 const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
 /// Released registrations that make the releasing thread wake the driver to free them.
 const RELEASE_BACKLOG_WAKE: usize = 16;
-/// Events fetched per turn; more wait for the next turn (edge-triggered: not lost).
-const EVENTS_CAPACITY: usize = 1024;
 
 /// Owned by the driver owner.
 pub(crate) struct Driver {
-    poll: mio::Poll,
-    events: mio::Events,
+    /// Kept for its epoll fd (registration goes through the handle's cloned `Registry`); the
+    /// driver waits on that fd itself through `waiter` (`epoll.rs`: sub-millisecond timeouts).
+    _poll: mio::Poll,
+    waiter: epoll::Waiter,
     tick: u16,
 }
 
@@ -167,7 +169,8 @@ impl Driver {
             }),
             metrics: Default::default(),
         };
-        Ok((Driver { poll, events: mio::Events::with_capacity(EVENTS_CAPACITY), tick: 0 }, handle))
+        let waiter = epoll::Waiter::new(std::os::fd::AsRawFd::as_raw_fd(&poll));
+        Ok((Driver { _poll: poll, waiter, tick: 0 }, handle))
     }
 
     /// One turn: free released registrations, poll (at most `timeout`), dispatch events.
@@ -178,22 +181,21 @@ impl Driver {
         drop(released);
 
         self.tick = self.tick.wrapping_add(1);
-        match self.poll.poll(&mut self.events, timeout) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => panic!("weft: epoll_wait failed in the I/O driver: {e}"),
+        if let Err(e) = self.waiter.wait(timeout) {
+            panic!("weft: waiting on epoll failed in the I/O driver: {e}");
         }
         handle.waker.pending.clear();
 
         let mut ready_events = 0;
-        let any = !self.events.is_empty();
-        for event in self.events.iter() {
-            if event.token() == WAKE_TOKEN {
+        let mut any = false;
+        for event in self.waiter.events() {
+            any = true;
+            if event.token == WAKE_TOKEN.0 as u64 || event.token == epoll::TIMER_TOKEN {
                 continue;
             }
             ready_events += 1;
-            let ready = Ready::from_mio(event).as_usize();
-            let ptr = event.token().0 as *const ScheduledIo;
+            let ready = Ready::from_epoll(event.flags).as_usize();
+            let ptr = event.token as usize as *const ScheduledIo;
             // SAFETY: the token is the address of a `ScheduledIo` kept alive by the handle's
             // registration set or its `pending_release` list, which is freed only at the
             // start of the next turn (module doc, "Lifetime of a token").

