@@ -69,6 +69,11 @@ fn scheduler_handle_is_freed_whoever_frees_the_last_task() {
                 for p in parents {
                     outside.extend(p.await.unwrap());
                 }
+                // The handed-out children are not joined: wait until every one has run, so
+                // the plain thread below frees *completed* tasks (and the count is exact).
+                while ran.load(SeqCst) < 50 * 40 {
+                    weft::task::yield_now().await;
+                }
                 // Tasks whose wakers outlive the runtime (freed after it is dropped).
                 for _ in 0..10 {
                     drop(weft::spawn(park_once(waker_tx.clone())));
