@@ -62,12 +62,13 @@ pub fn run_in_child(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
         }
     };
     let parent_cpu = process_cpu().saturating_sub(cpu0);
-    written.map_err(|e| format!("sending the plan to the {} child: {e}", rt.name()))?;
     let out = reader.join().map_err(|_| "the reply reader panicked".to_string())?.map_err(|e| e.to_string())?;
     let line = out.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    // The exit status first: a child that died early also broke the plan's pipe.
     if !status.success() {
         return Err(format!("{} child exited with {status}: {line}", rt.name()));
     }
+    written.map_err(|e| format!("sending the plan to the {} child: {e}", rt.name()))?;
     let reply: Result<Batch, String> =
         serde_json::from_str(line).map_err(|e| format!("bad reply from the {} child ({e}): {line:.200}", rt.name()))?;
     let mut batch = reply?;
