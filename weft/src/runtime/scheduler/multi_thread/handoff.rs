@@ -44,6 +44,12 @@ pub(crate) struct ThreadSpawn {
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
+// The user's name function and hooks are only ever called, never inspected, so a panic
+// caught across a `&Handle` cannot observe them half-updated (the same reasoning as
+// `runtime::ThreadHook`); the rest is facade types, already unwind-safe.
+impl std::panic::RefUnwindSafe for ThreadSpawn {}
+impl std::panic::UnwindSafe for ThreadSpawn {}
+
 impl ThreadSpawn {
     /// Starts a runtime thread running `f` between the start and stop hooks, counted alive
     /// until it exits (even by panic).
