@@ -20,11 +20,8 @@ fn spin(d: Duration) {
 }
 
 fn sample_weft(tasks: u64, iters: u64, work: Duration) -> Result<Duration, String> {
-    let rt = weft::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt =
+        weft::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
     let start = Instant::now();
     let done = rt.block_on(async move {
         let hs: Vec<_> = (0..tasks)

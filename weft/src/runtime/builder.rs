@@ -279,11 +279,10 @@ impl Builder {
                 compensate: self.compensate_blocked_workers.or(env.compensate).unwrap_or(true),
             },
         };
-        let max_blocking = self
-            .max_blocking_threads
-            .or(env.max_blocking_threads)
-            .unwrap_or_else(super::blocking::default_max_threads);
-        let keep_alive = self.thread_keep_alive.or(env.blocking_keep_alive).unwrap_or(super::blocking::DEFAULT_KEEP_ALIVE);
+        let max_blocking =
+            self.max_blocking_threads.or(env.max_blocking_threads).unwrap_or_else(super::blocking::default_max_threads);
+        let keep_alive =
+            self.thread_keep_alive.or(env.blocking_keep_alive).unwrap_or(super::blocking::DEFAULT_KEEP_ALIVE);
         let blocking = super::blocking::BlockingPool::new(max_blocking, keep_alive);
         let (driver, driver_handle) =
             Driver::new(self.enable_time, self.enable_io, matches!(self.kind, Kind::CurrentThread), self.start_paused)?;

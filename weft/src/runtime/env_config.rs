@@ -50,7 +50,11 @@ impl EnvConfig {
         };
         let millis = |name: &str| -> io::Result<Option<Duration>> {
             get(name)
-                .map(|v| v.parse::<u64>().map(Duration::from_millis).map_err(|_| invalid(name, &v, "a whole number of milliseconds")))
+                .map(|v| {
+                    v.parse::<u64>()
+                        .map(Duration::from_millis)
+                        .map_err(|_| invalid(name, &v, "a whole number of milliseconds"))
+                })
                 .transpose()
         };
         let interval = |name: &str| -> io::Result<Option<u32>> {

@@ -270,4 +270,11 @@ pub(crate) fn run(handle: Arc<Handle>) {
         interval = (interval * 2).min(cap);
         park = !awake && stuck.is_empty();
     }
+    // Shutdown: long polls noticed but not yet seen ending are recorded as they stand.
+    let now = Instant::now();
+    for (worker, s) in seen.iter_mut().enumerate() {
+        if let Some((task_id, spawn_location)) = s.long.take() {
+            monitor.record(LongPoll { task_id, spawn_location, worker, duration: now - s.since }, &mut last_warning);
+        }
+    }
 }
