@@ -10,7 +10,8 @@
 //! inside `block_in_place`, reused rather than spawned once the process has warmed up.
 //!
 //! Every runtime thread (original workers, spares, the monitor and compensating threads) is
-//! started by [`ThreadSpawn::spawn`], which counts it in the runtime's `AliveCount` and keeps
+//! started by `ThreadSpawn` (the monitor, which runs no user code, without the user's name and
+//! start/stop hooks), which counts it in the runtime's `AliveCount` and keeps
 //! its `JoinHandle`, so `Runtime::drop` waits for, and joins, every one of them. Spares wait
 //! `keep_alive` (the blocking pool's) for a core and then exit.
 //!
@@ -54,13 +55,20 @@ impl ThreadSpawn {
     /// Starts a runtime thread running `f` between the start and stop hooks, counted alive
     /// until it exits (even by panic).
     pub(crate) fn spawn(&self, f: impl FnOnce() + Send + 'static) -> io::Result<JoinHandle<()>> {
-        let mut b = crate::loom::thread::Builder::new().name((self.name)());
+        self.spawn_with(f, true)
+    }
+
+    /// `hooks == false`: a thread that never runs user code (the monitor) gets its own name
+    /// and no start/stop hooks, which users count as "threads that run tasks".
+    fn spawn_with(&self, f: impl FnOnce() + Send + 'static, hooks: bool) -> io::Result<JoinHandle<()>> {
+        let name = if hooks { (self.name)() } else { "weft-monitor".to_string() };
+        let mut b = crate::loom::thread::Builder::new().name(name);
         if let Some(size) = self.stack_size {
             b = b.stack_size(size);
         }
         *lock(&self.alive.0) += 1;
         let exit = ThreadExit(self.alive.clone());
-        let (start, stop) = (self.on_start.clone(), self.on_stop.clone());
+        let (start, stop) = if hooks { (self.on_start.clone(), self.on_stop.clone()) } else { (None, None) };
         b.spawn(move || {
             let _exit = exit;
             if let Some(f) = start {
@@ -75,7 +83,16 @@ impl ThreadSpawn {
 
     /// Starts a thread and keeps its handle for `Runtime::drop` to join.
     pub(crate) fn spawn_tracked(&self, f: impl FnOnce() + Send + 'static) -> io::Result<()> {
-        let handle = self.spawn(f)?;
+        self.spawn_tracked_with(f, true)
+    }
+
+    /// The monitor thread: tracked, without the user's hooks or thread name.
+    pub(crate) fn spawn_monitor(&self, f: impl FnOnce() + Send + 'static) -> io::Result<()> {
+        self.spawn_tracked_with(f, false)
+    }
+
+    fn spawn_tracked_with(&self, f: impl FnOnce() + Send + 'static, hooks: bool) -> io::Result<()> {
+        let handle = self.spawn_with(f, hooks)?;
         let mut threads = lock(&self.threads);
         // Join the ones that already finished, so the list stays short (loom's handles cannot
         // tell; models start few threads).

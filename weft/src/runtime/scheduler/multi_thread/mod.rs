@@ -140,7 +140,7 @@ pub(crate) fn start_monitor(handle: &Arc<Handle>) -> std::io::Result<()> {
         return Ok(());
     }
     let h = handle.clone();
-    handle.threads.spawn_tracked(move || monitor::run(h))
+    handle.threads.spawn_monitor(move || monitor::run(h))
 }
 
 impl Handle {
