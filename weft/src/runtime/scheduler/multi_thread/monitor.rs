@@ -11,9 +11,10 @@
 //! Sampling: the monitor sleeps 20 µs, doubling after each quiet sample up to
 //! `min(10 ms, threshold / 2)`, so a poll is noticed at most ~1.5 × threshold after it began.
 //! When every worker has been parked for a whole sample it parks itself on a condvar; the
-//! first worker to wake sees the `parked` flag and wakes it (a SeqCst store of its own `awake`
-//! flag then a SeqCst load of `parked`, mirrored by the monitor: whichever side goes second
-//! sees the other, so the monitor never sleeps through a busy runtime).
+//! first worker to wake sees the `parked` flag and wakes it (an RMW setting its own `awake`
+//! flag then an RMW reading `parked`, mirrored by the monitor: whichever side goes second
+//! sees the other, so the monitor never sleeps through a busy runtime; plain SeqCst
+//! store/load pairs are not enough under loom, whose model found the lost wake-up).
 
 use std::collections::VecDeque;
 use std::panic::Location;
@@ -166,8 +167,10 @@ impl Monitor {
     /// Worker `index` woke up: wakes the monitor if it sleeps.
     #[inline]
     pub(crate) fn worker_awake(&self, index: usize) {
-        self.slots[index].awake.store(true, SeqCst);
-        if self.parked.load(SeqCst) {
+        // RMWs, not a store and a load: with the monitor's RMWs they order the two sides
+        // (whichever RMW on `parked` comes second sees the other's write); see `sleep`.
+        self.slots[index].awake.swap(true, SeqCst);
+        if self.parked.fetch_or(false, SeqCst) {
             drop(lock(&self.stop));
             self.cond.notify_one();
         }
@@ -187,14 +190,14 @@ impl Monitor {
     }
 
     fn any_awake(&self) -> bool {
-        self.slots.iter().any(|s| s.awake.load(SeqCst) || s.seq.load(SeqCst) & 1 == 1)
+        self.slots.iter().any(|s| s.awake.fetch_or(false, SeqCst) || s.seq.load(SeqCst) & 1 == 1)
     }
 
     /// Sleeps `interval`, or until woken if the runtime is idle (`park`). False on shutdown.
     fn sleep(&self, interval: Duration, park: bool) -> bool {
         let mut stop = lock(&self.stop);
         if park {
-            self.parked.store(true, SeqCst);
+            self.parked.swap(true, SeqCst);
             while !*stop && !self.any_awake() {
                 stop = self.cond.wait(stop).unwrap_or_else(|p| p.into_inner());
             }
@@ -276,5 +279,26 @@ pub(crate) fn run(handle: Arc<Handle>) {
         if let Some((task_id, spawn_location)) = s.long.take() {
             monitor.record(LongPoll { task_id, spawn_location, worker, duration: now - s.since }, &mut last_warning);
         }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+
+    /// The monitor parks while every worker sleeps; a worker waking at any point of that must
+    /// wake it (the SeqCst `awake`/`parked` pair): loom reports a deadlock otherwise.
+    #[test]
+    fn loom_worker_wake_never_lost_by_a_parking_monitor() {
+        loom::model(|| {
+            let config = MonitorConfig { threshold: DEFAULT_THRESHOLD, warn: false, compensate: false };
+            let monitor = Arc::new(Monitor::new(1, config));
+            monitor.worker_parking(0);
+            let m = monitor.clone();
+            let worker = crate::loom::thread::spawn(move || m.worker_awake(0));
+            // Returns only once it sees the worker awake (no shutdown in this model).
+            assert!(monitor.sleep(Duration::ZERO, true));
+            worker.join().unwrap();
+        });
     }
 }
