@@ -49,6 +49,11 @@ enum Command {
     /// RSS growth per live idle task (each parked on a oneshot) per runtime.
     #[command(name = "memory-per-task")]
     MemoryPerTask(MemoryArgs),
+    /// Scheduling latency of other tasks while one task blocks a worker (weft with
+    /// compensation on and off, tokio, smol).
+    BlockingResilience(BlockingArgs),
+    /// Throughput of async work mixed with `block_in_place`, weft vs tokio (interleaved).
+    BlockInPlace(BlockInPlaceArgs),
     /// TCP echo over loopback: messages/s and round-trip p50/p99/p99.9 per runtime.
     #[command(name = "tcp-echo")]
     TcpEcho(TcpEchoArgs),
@@ -127,6 +132,38 @@ struct MemoryArgs {
     /// Writes OUT/memory_per_task.md and OUT/memory_per_task.json.
     #[arg(long, default_value = "lab-results/memory-per-task")]
     out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct BlockingArgs {
+    #[command(flatten)]
+    selection: Selection,
+    /// Interleaved rounds per runtime and mode (a fresh runtime per round).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Short tasks spawned before the block.
+    #[arg(long, default_value_t = 1000)]
+    tasks: usize,
+    /// How long the blocking task blocks its worker, in ms.
+    #[arg(long, default_value_t = 1000)]
+    block_ms: u64,
+    /// Writes OUT/blocking.md and OUT/blocking.json.
+    #[arg(long, default_value = "lab-results/blocking")]
+    out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct BlockInPlaceArgs {
+    /// Interleaved weft/tokio pairs.
+    #[arg(long, default_value_t = 10)]
+    samples: usize,
+    #[arg(long, default_value_t = 64)]
+    tasks: u64,
+    #[arg(long, default_value_t = 100)]
+    iters: u64,
+    /// Busy work inside each `block_in_place`, in µs.
+    #[arg(long, default_value_t = 20)]
+    work_us: u64,
 }
 
 #[derive(Args, Debug)]
@@ -298,6 +335,14 @@ pub fn main() -> ExitCode {
         Some(Command::Sweep(args)) => sweep_command(args),
         Some(Command::Report { dir }) => report_command(&dir),
         Some(Command::Lateness(args)) => lateness_command(args),
+        Some(Command::BlockingResilience(args)) => blocking_command(args),
+        Some(Command::BlockInPlace(a)) => {
+            let work = std::time::Duration::from_micros(a.work_us);
+            crate::block_in_place_bench::run(a.samples.max(1), a.tasks, a.iters, work).map(|md| {
+                print!("{md}");
+                ExitCode::SUCCESS
+            })
+        }
         Some(Command::TcpEcho(args)) => tcp_echo_command(args),
         Some(Command::MemoryPerTask(args)) => memory_command(args),
         Some(Command::Actors(args)) => actors_command(args),
@@ -563,6 +608,20 @@ fn report_command(dir: &Path) -> Result<ExitCode, String> {
     report::write_all(dir, &results).map_err(|e| e.to_string())?;
     print!("{}", report::terminal(&results));
     println!("wrote {}/{{report.md,report.html}}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn blocking_command(args: BlockingArgs) -> Result<ExitCode, String> {
+    let chosen = runtimes(&args.selection, &[RuntimeId::WeftMt, RuntimeId::TokioMt, RuntimeId::Smol])?;
+    let block = std::time::Duration::from_millis(args.block_ms);
+    let rows = crate::blocking_resilience::measure(&chosen, args.rounds.max(1), args.tasks.max(1), block)?;
+    let md = crate::blocking_resilience::markdown(&rows, args.rounds, args.tasks, block);
+    print!("{md}");
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
+    std::fs::write(args.out.join("blocking.md"), &md).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+    std::fs::write(args.out.join("blocking.json"), json).map_err(|e| e.to_string())?;
+    println!("\nwrote {}/blocking.{{md,json}}", args.out.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -13,6 +13,8 @@
 //! - [`smoke`], [`baseline`], [`sweep`]: the CI check, regression baselines, knob grids.
 //! - [`lateness`], [`memory_per_task`], [`http_hello`]: timer accuracy, RSS per idle task, and HTTP requests/s + latency with the
 //!   server in a child process and the load generator in the parent.
+//! - [`blocking_resilience`]: other tasks' scheduling latency while one task blocks a worker;
+//!   [`block_in_place_bench`]: `block_in_place` throughput, weft vs tokio.
 //! - [`cli`]: the command line.
 //!
 //! Architecture Invariant: workloads see runtimes only through [`adapter::Adapter`]; nothing in
@@ -28,6 +30,8 @@ pub mod actors;
 pub mod adapter;
 pub mod agents;
 pub mod baseline;
+pub mod block_in_place_bench;
+pub mod blocking_resilience;
 pub mod cli;
 pub mod echo_latency;
 pub mod fs_bench;

@@ -3,6 +3,9 @@
 use std::fmt;
 use std::io;
 use std::sync::Arc as StdArc;
+use std::time::Duration;
+
+use super::env_config::EnvConfig;
 
 use super::{driver::Driver, scheduler, Config, Runtime};
 use crate::loom::sync::{Arc, Condvar, Mutex};
@@ -27,14 +30,17 @@ pub struct Builder {
     on_thread_park: Option<Callback>,
     on_thread_unpark: Option<Callback>,
     global_queue_interval: Option<u32>,
-    event_interval: u32,
+    event_interval: Option<u32>,
     enable_time: bool,
     enable_io: bool,
     start_paused: bool,
     silence_task_panics: bool,
-    max_blocking_threads: usize,
-    thread_keep_alive: std::time::Duration,
+    max_blocking_threads: Option<usize>,
+    thread_keep_alive: Option<Duration>,
     metrics: super::metrics::MetricsConfig,
+    long_poll_threshold: Option<Duration>,
+    warn_on_long_polls: bool,
+    compensate_blocked_workers: Option<bool>,
 }
 
 /// Default ticks between checks of the injection queue (a prime, so it does not beat in step
@@ -65,14 +71,17 @@ impl Builder {
             on_thread_park: None,
             on_thread_unpark: None,
             global_queue_interval: None,
-            event_interval: DEFAULT_EVENT_INTERVAL,
+            event_interval: None,
             enable_time: false,
             enable_io: false,
             start_paused: false,
             silence_task_panics: false,
-            max_blocking_threads: super::blocking::default_max_threads(),
-            thread_keep_alive: super::blocking::DEFAULT_KEEP_ALIVE,
+            max_blocking_threads: None,
+            thread_keep_alive: None,
             metrics: super::metrics::MetricsConfig::from_env(),
+            long_poll_threshold: None,
+            warn_on_long_polls: true,
+            compensate_blocked_workers: None,
         }
     }
 
@@ -138,7 +147,7 @@ impl Builder {
     #[track_caller]
     pub fn event_interval(&mut self, n: u32) -> &mut Self {
         assert!(n > 0, "event_interval must be greater than 0");
-        self.event_interval = n;
+        self.event_interval = Some(n);
         self
     }
 
@@ -149,13 +158,41 @@ impl Builder {
     #[track_caller]
     pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
         assert!(n > 0, "max_blocking_threads must be greater than 0");
-        self.max_blocking_threads = n;
+        self.max_blocking_threads = Some(n);
         self
     }
 
     /// How long an idle blocking-pool thread waits for work before exiting. Default 10 s.
-    pub fn thread_keep_alive(&mut self, d: std::time::Duration) -> &mut Self {
-        self.thread_keep_alive = d;
+    pub fn thread_keep_alive(&mut self, d: Duration) -> &mut Self {
+        self.thread_keep_alive = Some(d);
+        self
+    }
+
+    /// weft only: a poll that keeps a worker busy longer than this is a *long poll* (default
+    /// 10 ms, or `WEFT_LONG_POLL_THRESHOLD_MS`; `Duration::ZERO` turns detection and
+    /// compensation off). A monitor thread per multi-thread runtime notices it, counts it in
+    /// `RuntimeMetrics::long_poll_count`, keeps it in `recent_long_polls` (task id, spawn
+    /// location, worker, duration) and prints a rate-limited warning line naming the spawn
+    /// location. No effect on the current-thread flavor. tokio has no equivalent.
+    pub fn long_poll_threshold(&mut self, threshold: Duration) -> &mut Self {
+        self.long_poll_threshold = Some(threshold);
+        self
+    }
+
+    /// weft only: whether the long-poll monitor prints its warning line to stderr (at most
+    /// one per second per runtime). Default true; the metrics are recorded either way.
+    pub fn warn_on_long_polls(&mut self, warn: bool) -> &mut Self {
+        self.warn_on_long_polls = warn;
+        self
+    }
+
+    /// weft only: when a worker is stuck in one poll past `long_poll_threshold` and work
+    /// waits, move its queued tasks where other workers can take them and, if none is free,
+    /// run a temporary thread in its place until its poll returns (at most `worker_threads`
+    /// of them). Default on (or `WEFT_COMPENSATE`). tokio deliberately does not do this; the
+    /// trade-offs are in the scheduler essay and README.md, "Blocking".
+    pub fn compensate_blocked_workers(&mut self, enable: bool) -> &mut Self {
+        self.compensate_blocked_workers = Some(enable);
         self
     }
 
@@ -214,16 +251,39 @@ impl Builder {
     }
 
     /// Builds the runtime, starting its worker threads.
+    ///
+    /// Knobs not set on the builder come from the `WEFT_*` environment variables (README.md,
+    /// "Configuration"); a malformed one fails here with `ErrorKind::InvalidInput` naming it.
     pub fn build(&mut self) -> io::Result<Runtime> {
+        let env = EnvConfig::from_env()?;
+        self.build_with_env(env)
+    }
+
+    fn build_with_env(&mut self, env: EnvConfig) -> io::Result<Runtime> {
         let config = Config {
-            global_queue_interval: self.global_queue_interval.unwrap_or(DEFAULT_GLOBAL_QUEUE_INTERVAL),
-            event_interval: self.event_interval,
+            global_queue_interval: self
+                .global_queue_interval
+                .or(env.global_queue_interval)
+                .unwrap_or(DEFAULT_GLOBAL_QUEUE_INTERVAL),
+            event_interval: self.event_interval.or(env.event_interval).unwrap_or(DEFAULT_EVENT_INTERVAL),
             silence_task_panics: self.silence_task_panics,
             metrics: self.metrics,
             on_thread_park: self.on_thread_park.clone().map(super::ThreadHook),
             on_thread_unpark: self.on_thread_unpark.clone().map(super::ThreadHook),
+            monitor: scheduler::multi_thread::monitor::MonitorConfig {
+                threshold: self
+                    .long_poll_threshold
+                    .or(env.long_poll_threshold)
+                    .unwrap_or(scheduler::multi_thread::monitor::DEFAULT_THRESHOLD),
+                warn: self.warn_on_long_polls,
+                compensate: self.compensate_blocked_workers.or(env.compensate).unwrap_or(true),
+            },
         };
-        let blocking = super::blocking::BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive);
+        let max_blocking =
+            self.max_blocking_threads.or(env.max_blocking_threads).unwrap_or_else(super::blocking::default_max_threads);
+        let keep_alive =
+            self.thread_keep_alive.or(env.blocking_keep_alive).unwrap_or(super::blocking::DEFAULT_KEEP_ALIVE);
+        let blocking = super::blocking::BlockingPool::new(max_blocking, keep_alive);
         let (driver, driver_handle) =
             Driver::new(self.enable_time, self.enable_io, matches!(self.kind, Kind::CurrentThread), self.start_paused)?;
         match self.kind {
@@ -231,7 +291,10 @@ impl Builder {
                 let handle = scheduler::current_thread::create(driver, driver_handle, blocking, config);
                 Ok(Runtime::from_parts(scheduler::Handle::CurrentThread(handle), None))
             }
-            Kind::MultiThread => self.build_multi_thread(driver, driver_handle, blocking, config),
+            Kind::MultiThread => {
+                let n = self.worker_threads.or(env.worker_threads).unwrap_or_else(default_worker_threads);
+                self.build_multi_thread(n, driver, driver_handle, blocking, config, keep_alive)
+            }
         }
     }
 
@@ -246,33 +309,28 @@ impl Builder {
 
     fn build_multi_thread(
         &self,
+        n: usize,
         driver: Driver,
         driver_handle: super::driver::Handle,
         blocking: super::blocking::BlockingPool,
         config: Config,
+        keep_alive: Duration,
     ) -> io::Result<Runtime> {
-        let n = self.worker_threads.unwrap_or_else(default_worker_threads);
-        let (handle, cores) = scheduler::multi_thread::create(n, driver, driver_handle, blocking, config);
-        let alive = Arc::new((Mutex::new(n), Condvar::new()));
+        let alive = Arc::new((Mutex::new(0), Condvar::new()));
+        let threads = scheduler::multi_thread::handoff::ThreadSpawn {
+            name: self.thread_name.clone(),
+            stack_size: self.thread_stack_size,
+            on_start: self.on_thread_start.clone(),
+            on_stop: self.on_thread_stop.clone(),
+            alive: alive.clone(),
+            threads: Mutex::new(Vec::new()),
+        };
+        let (handle, cores) =
+            scheduler::multi_thread::create(n, driver, driver_handle, blocking, config, threads, keep_alive);
         let mut threads = Vec::with_capacity(n);
         for (index, core) in cores.into_iter().enumerate() {
-            let mut b = crate::loom::thread::Builder::new().name((self.thread_name)());
-            if let Some(size) = self.thread_stack_size {
-                b = b.stack_size(size);
-            }
-            let (h, alive2) = (handle.clone(), alive.clone());
-            let (start, stop) = (self.on_thread_start.clone(), self.on_thread_stop.clone());
-            let spawned = b.spawn(move || {
-                let _exit = WorkerExit(alive2);
-                if let Some(f) = start {
-                    f();
-                }
-                scheduler::multi_thread::run_worker(h, index, core);
-                if let Some(f) = stop {
-                    f();
-                }
-            });
-            match spawned {
+            let h = handle.clone();
+            match handle.threads.spawn(move || scheduler::multi_thread::run_worker(h, index, core)) {
                 Ok(t) => threads.push(t),
                 Err(e) => {
                     // Shut down the workers that did start; the unstarted cores are dropped.
@@ -281,27 +339,14 @@ impl Builder {
                 }
             }
         }
-        Ok(Runtime::from_parts(scheduler::Handle::MultiThread(handle), Some((threads, alive))))
-    }
-}
-
-/// Counts a worker thread out when it exits (even by panic), waking a waiting `Runtime` drop.
-struct WorkerExit(Arc<(Mutex<usize>, Condvar)>);
-
-impl Drop for WorkerExit {
-    fn drop(&mut self) {
-        let (lock, cvar) = &*self.0;
-        *crate::loom::lock(lock) -= 1;
-        cvar.notify_all();
+        let runtime = Runtime::from_parts(scheduler::Handle::MultiThread(handle.clone()), Some((threads, alive)));
+        // On failure the runtime is dropped here, which shuts the started workers down.
+        scheduler::multi_thread::start_monitor(&handle)?;
+        Ok(runtime)
     }
 }
 
 fn default_worker_threads() -> usize {
-    if let Some(n) = std::env::var("WEFT_WORKER_THREADS").ok().and_then(|v| v.parse::<usize>().ok()) {
-        if n > 0 {
-            return n;
-        }
-    }
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 

@@ -158,6 +158,20 @@ impl Drop for RuntimeGuard {
     }
 }
 
+/// Runs `f` with the thread marked as *not* inside a runtime (`block_in_place`: the closure
+/// may block, and may even start and `block_on` another runtime), restoring the mark after,
+/// also on unwind.
+pub(crate) fn exit_runtime<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let _ = CONTEXT.try_with(|c| c.entered.set(self.0));
+        }
+    }
+    let _reset = Reset(CONTEXT.try_with(|c| c.entered.replace(false)).unwrap_or(false));
+    f()
+}
+
 /// True inside `block_on` or on a worker thread (where blocking the thread would stall the
 /// runtime); the `blocking_*` methods of `weft::sync` panic there.
 pub(crate) fn is_entered() -> bool {

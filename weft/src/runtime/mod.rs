@@ -23,6 +23,7 @@ pub(crate) mod blocking;
 mod builder;
 pub(crate) mod context;
 pub(crate) mod driver;
+mod env_config;
 mod handle;
 mod id;
 pub(crate) mod io;
@@ -40,6 +41,7 @@ pub use handle::{EnterGuard, Handle, TryCurrentError};
 pub use id::Id;
 pub use local_runtime::{LocalOptions, LocalRuntime};
 pub use metrics::{RuntimeMetrics, TaskInfo, TaskState};
+pub use scheduler::multi_thread::LongPoll;
 pub use shutdown_error::is_rt_shutdown_err;
 
 use std::fmt;
@@ -60,6 +62,8 @@ pub(crate) struct Config {
     /// `Builder::on_thread_park` / `on_thread_unpark`.
     pub(crate) on_thread_park: Option<ThreadHook>,
     pub(crate) on_thread_unpark: Option<ThreadHook>,
+    /// Long-poll detection and compensation (multi-thread flavor).
+    pub(crate) monitor: scheduler::multi_thread::monitor::MonitorConfig,
 }
 
 /// A user thread hook kept by the scheduler. Only ever called, never inspected, so a panic
@@ -183,6 +187,10 @@ impl Runtime {
         if all_exited {
             for t in workers.threads {
                 let _ = t.join();
+            }
+            // Spares, the monitor and compensating threads (all counted in `alive`).
+            if let scheduler::Handle::MultiThread(h) = &self.handle.inner {
+                h.threads.join_all();
             }
         }
         // Otherwise the threads are detached; they finish shutting down on their own.

@@ -41,6 +41,11 @@ impl Id {
         Id(NonZeroU64::new(id).expect("task id space exhausted"))
     }
 
+    /// The id a number from `as_u64` stands for (none for 0, which no task has).
+    pub(crate) fn from_u64(v: u64) -> Option<Id> {
+        NonZeroU64::new(v).map(Id)
+    }
+
     /// The id as a number (for logs and metrics).
     pub fn as_u64(&self) -> u64 {
         self.0.get()

@@ -46,6 +46,11 @@ thread_local! {
     static CURRENT: RefCell<Option<Rc<LocalContext>>> = const { RefCell::new(None) };
 }
 
+/// True while this thread runs a `LocalSet` (its tasks or the `run_until` future).
+pub(crate) fn is_active() -> bool {
+    CURRENT.try_with(|c| c.borrow().is_some()).unwrap_or(false)
+}
+
 /// Spawns a `!Send` future on the current `LocalSet`.
 ///
 /// Panics outside a `LocalSet` (`LocalSet::run_until`, `LocalSet::block_on`, or awaiting it).

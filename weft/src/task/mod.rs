@@ -43,9 +43,11 @@
 //! # Files
 //! `state` (the word), `core` (cell layout), `raw` (vtable, reference types), `harness`
 //! (typed poll/complete/cancel), `waker`, `join`, `abort`, `error`, `id`, `list` (owned
-//! tasks), `coop` (budget), `yield_now`, `join_set`, `local` (LocalSet, spawn_local).
+//! tasks), `coop` (budget), `yield_now`, `join_set`, `local` (LocalSet, spawn_local),
+//! `block_in_place`.
 
 mod abort;
+mod block_in_place;
 pub mod coop;
 pub(crate) mod core;
 mod error;
@@ -66,6 +68,7 @@ mod yield_now;
 mod loom_tests;
 
 pub use abort::AbortHandle;
+pub use block_in_place::block_in_place;
 pub use coop::{consume_budget, unconstrained, Unconstrained};
 pub use error::JoinError;
 pub use id::Id;

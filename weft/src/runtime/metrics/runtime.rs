@@ -230,4 +230,32 @@ impl RuntimeMetrics {
     pub fn timers_fired_count(&self) -> u64 {
         self.handle.driver().time().map_or(0, |t| t.metrics.fired.load(Relaxed))
     }
+
+    /// weft only: polls the blocked-worker monitor saw keep a worker busy longer than
+    /// `Builder::long_poll_threshold` (counted when noticed, so a poll still running counts).
+    /// Always 0 on the current-thread flavor or with detection off.
+    pub fn long_poll_count(&self) -> u64 {
+        match &self.handle {
+            scheduler::Handle::MultiThread(h) => h.monitor.long_poll_count(),
+            scheduler::Handle::CurrentThread(_) => 0,
+        }
+    }
+
+    /// weft only: the most recent finished long polls (up to 64, oldest first): task id,
+    /// spawn location, worker and observed duration.
+    pub fn recent_long_polls(&self) -> Vec<crate::runtime::LongPoll> {
+        match &self.handle {
+            scheduler::Handle::MultiThread(h) => h.monitor.recent_long_polls(),
+            scheduler::Handle::CurrentThread(_) => Vec::new(),
+        }
+    }
+
+    /// weft only: compensating threads started for blocked workers (see
+    /// `Builder::compensate_blocked_workers`).
+    pub fn compensating_threads_started_count(&self) -> u64 {
+        match &self.handle {
+            scheduler::Handle::MultiThread(h) => h.monitor.temps_started.load(Relaxed),
+            scheduler::Handle::CurrentThread(_) => 0,
+        }
+    }
 }

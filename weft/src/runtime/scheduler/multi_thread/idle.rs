@@ -139,6 +139,11 @@ impl Idle {
         lock(&self.sleepers).contains(&worker)
     }
 
+    /// Workers registered as sleepers (a stale-tolerant read for the blocked-worker monitor).
+    pub(crate) fn num_sleeping(&self) -> usize {
+        self.num_workers - State(self.state.load(SeqCst)).num_unparked()
+    }
+
     /// Workers currently searching (a stale-tolerant read for `Handle::has_pending_work`).
     pub(crate) fn num_searching(&self) -> usize {
         State(self.state.load(SeqCst)).num_searching()

@@ -4,6 +4,9 @@
 //! * `queue` — the bounded steal-half local queue.
 //! * `inject` — the global FIFO for work from outside the workers.
 //! * `idle` — searching/sleeping accounting that wakes at most the workers needed.
+//! * `handoff` — runtime threads, and the core hand-off behind `block_in_place`.
+//! * `monitor` — the thread that notices workers stuck in one poll; `compensate` — what it
+//!   does about them (see "Blocked workers" in the scheduler essay).
 //!
 //! Spawning from a worker pushes the task on the worker's own queue: no lock at all. The only
 //! shared write is the increment of the scheduler handle's `Arc` count (each task holds a
@@ -16,10 +19,15 @@
 //! Architecture Invariant: a task's `Runnable` is in at most one place — a LIFO slot, a
 //! local queue, the injection queue, or the hands of the thread about to run it.
 
+mod compensate;
+pub(crate) mod handoff;
 mod idle;
 mod inject;
+pub(crate) mod monitor;
 pub(crate) mod queue;
 mod worker;
+
+pub use monitor::LongPoll;
 
 #[cfg(all(test, loom))]
 mod loom_queue;
@@ -49,6 +57,12 @@ pub(crate) struct Handle {
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
     pub(crate) config: Config,
     pub(crate) metrics: SchedulerMetrics,
+    /// Long-poll detection (one `PollSlot` per worker, written around every poll).
+    pub(crate) monitor: monitor::Monitor,
+    /// How runtime threads are started, and the ones started after `build`.
+    pub(crate) threads: handoff::ThreadSpawn,
+    /// Hand-off slots and spare threads (`block_in_place`).
+    spares: handoff::Spares,
     shared: Shared,
 }
 
@@ -78,6 +92,8 @@ pub(crate) fn create(
     driver_handle: driver::Handle,
     blocking: BlockingPool,
     config: Config,
+    threads: handoff::ThreadSpawn,
+    keep_alive: std::time::Duration,
 ) -> (Arc<Handle>, Vec<Box<Core>>) {
     let shared_driver = Arc::new(SharedDriver::new(driver));
     let mut remotes = Vec::with_capacity(num_workers);
@@ -95,6 +111,9 @@ pub(crate) fn create(
         // One shard per worker plus one for spawns from outside the workers.
         owned: OwnedTasks::new(num_workers + 1),
         metrics: SchedulerMetrics::new(num_workers, config.metrics),
+        monitor: monitor::Monitor::new(num_workers, config.monitor),
+        threads,
+        spares: handoff::Spares::new(num_workers, keep_alive),
         config,
         shared: Shared {
             remotes: remotes.into_boxed_slice(),
@@ -108,9 +127,20 @@ pub(crate) fn create(
     (handle, cores)
 }
 
-/// Runs one worker on the current thread until the runtime shuts down.
+/// Runs one worker on the current thread until the runtime shuts down; a thread whose core
+/// left it (`block_in_place`) then serves as a spare (`handoff.rs`).
 pub(crate) fn run_worker(handle: Arc<Handle>, index: usize, core: Box<Core>) {
-    worker::run(handle, index, core)
+    worker::run(handle.clone(), index, core);
+    handoff::Spares::spare_loop(&handle);
+}
+
+/// Starts the blocked-worker monitor thread, unless it is turned off.
+pub(crate) fn start_monitor(handle: &Arc<Handle>) -> std::io::Result<()> {
+    if cfg!(loom) || !handle.monitor.enabled() {
+        return Ok(());
+    }
+    let h = handle.clone();
+    handle.threads.spawn_monitor(move || monitor::run(h))
 }
 
 impl Handle {
@@ -192,6 +222,8 @@ impl Handle {
         for remote in self.shared.remotes.iter() {
             remote.unpark.unpark(&self.driver);
         }
+        self.monitor.shutdown();
+        self.spares.shutdown();
     }
 
     /// A worker hands its core back; the last one drains the queues and stops the driver.

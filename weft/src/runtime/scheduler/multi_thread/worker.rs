@@ -14,10 +14,16 @@
 //! and yielding tasks go to the back of the queue, never to the slot.
 //!
 //! While a task runs, the worker's `Core` sits in `Context::core` so that spawns and wakes
-//! issued by the task reach the local queue without any synchronisation.
+//! issued by the task reach the local queue without any synchronisation. `block_in_place`
+//! takes it from there and hands it to another thread (`handoff.rs`); the loop then ends on
+//! this thread when the poll returns and finds no core.
+//!
+//! Around every poll the worker publishes the poll's sequence number, task id and spawn
+//! location in its `PollSlot` (`monitor.rs`): relaxed stores to its own cache line.
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::panic::Location;
 
 use super::queue::{self, Local};
 use super::Handle;
@@ -40,6 +46,9 @@ pub(crate) struct Core {
     rand: FastRand,
     /// This worker's counters (see `runtime/metrics`).
     metrics: MetricsBatch,
+    /// Number of the current (or last) poll, always odd (`PollSlot`), and its task.
+    poll_seq: u64,
+    polling: Option<(Id, &'static Location<'static>)>,
 }
 
 /// The thread-local context of a worker.
@@ -60,6 +69,8 @@ impl Core {
             park: Some(park),
             rand: FastRand(seed.max(1)),
             metrics: MetricsBatch::new(poll_histogram),
+            poll_seq: 1,
+            polling: None,
         })
     }
 
@@ -99,8 +110,9 @@ pub(super) fn run(handle: Arc<Handle>, index: usize, core: Box<Core>) {
     // after it, so dropped before it).
     let _sched = unsafe { crate::runtime::context::SchedulerGuard::enter(&cx) };
     let crate::runtime::scheduler::Context::MultiThread(cx) = &cx else { unreachable!() };
-    let core = cx.run(core);
-    handle.shutdown_core(core);
+    if let Some(core) = cx.run(core) {
+        handle.shutdown_core(core);
+    }
 }
 
 impl Context {
@@ -108,7 +120,9 @@ impl Context {
         &self.handle.shared
     }
 
-    fn run(&self, mut core: Box<Core>) -> Box<Core> {
+    /// Runs the loop until shutdown (returns the core) or until the core left this thread
+    /// during a poll (`block_in_place`; returns `None`).
+    fn run(&self, mut core: Box<Core>) -> Option<Box<Core>> {
         let event_interval = self.handle.config.event_interval;
         let gqi = self.handle.config.global_queue_interval;
         core.metrics.start(Arc::as_ptr(&self.handle) as usize);
@@ -121,11 +135,11 @@ impl Context {
                 }
             }
             if let Some(task) = self.next_task(&mut core, gqi) {
-                core = self.run_task(task, core);
+                core = self.run_task(task, core)?;
                 continue;
             }
             if let Some(task) = self.steal_work(&mut core) {
-                core = self.run_task(task, core);
+                core = self.run_task(task, core)?;
                 continue;
             }
             core = self.park(core);
@@ -133,7 +147,7 @@ impl Context {
         // Cancel every task (all workers help; each task is cancelled exactly once).
         self.handle.owned.close_and_shutdown_all();
         core.metrics.exit(self.worker_metrics());
-        core
+        Some(core)
     }
 
     fn worker_metrics(&self) -> &crate::runtime::metrics::worker::WorkerMetrics {
@@ -192,7 +206,7 @@ impl Context {
         self.shared().inject.pop()
     }
 
-    fn run_task(&self, task: Runnable<Arc<Handle>>, mut core: Box<Core>) -> Box<Core> {
+    fn run_task(&self, task: Runnable<Arc<Handle>>, mut core: Box<Core>) -> Option<Box<Core>> {
         if core.is_searching {
             core.is_searching = false;
             if self.shared().idle.transition_worker_from_searching() {
@@ -202,25 +216,82 @@ impl Context {
             }
         }
         core.metrics.start_poll();
+        self.begin_poll(&mut core, &task);
         *self.core.borrow_mut() = Some(core);
         task.run();
         let mut lifo_polls = 0;
         loop {
-            let mut core = self.core.borrow_mut().take().expect("worker core vanished during a task poll");
+            // No core: `block_in_place` gave it to another thread, which now runs this worker.
+            let mut core = self.core.borrow_mut().take()?;
+            self.poll_slot().end(core.poll_seq);
             core.metrics.end_poll();
-            let Some(task) = core.lifo_slot.take() else { return core };
+            let Some(task) = core.lifo_slot.take() else { return Some(core) };
             if lifo_polls >= MAX_LIFO_POLLS {
                 if core.run_queue.push_back_or_overflow(task, &self.shared().inject) {
                     core.metrics.inc_overflow();
                 }
-                return core;
+                return Some(core);
             }
             lifo_polls += 1;
             core.tick = core.tick.wrapping_add(1);
             core.metrics.start_poll();
+            self.begin_poll(&mut core, &task);
             *self.core.borrow_mut() = Some(core);
             task.run();
         }
+    }
+
+    fn poll_slot(&self) -> &super::monitor::PollSlot {
+        &self.handle.monitor.slots[self.index]
+    }
+
+    #[inline]
+    fn begin_poll(&self, core: &mut Core, task: &Runnable<Arc<Handle>>) {
+        let header = task.header();
+        core.poll_seq = core.poll_seq.wrapping_add(2);
+        core.polling = Some((header.id(), header.spawned_at));
+        self.poll_slot().begin(core.poll_seq, header.id(), header.spawned_at);
+    }
+
+    /// `block_in_place` on this worker: hands the core (with the task running now still
+    /// mid-poll) to another thread. Returns whether it did; if not (no core here: nested in
+    /// a task's drop at shutdown, or no thread could be started) the closure simply blocks
+    /// this thread.
+    pub(crate) fn hand_off_core(&self) -> bool {
+        let Some(mut core) = self.core.borrow_mut().take() else { return false };
+        // The LIFO slot cannot be stolen; the queue can, should no thread pick the core up.
+        if let Some(task) = core.lifo_slot.take() {
+            if core.run_queue.push_back_or_overflow(task, &self.shared().inject) {
+                core.metrics.inc_overflow();
+            }
+        }
+        self.poll_slot().end(core.poll_seq);
+        core.metrics.end_poll();
+        core.metrics.exit(self.worker_metrics());
+        match self.handle.spares.hand_off(&self.handle, self.index, core) {
+            Ok(()) => true,
+            Err(core) => {
+                self.resume_core(core);
+                false
+            }
+        }
+    }
+
+    /// After the blocking closure: takes the core back if no other thread picked it up.
+    pub(crate) fn reclaim_core(&self) {
+        if let Some(core) = self.handle.spares.reclaim(self.index) {
+            self.resume_core(core);
+        }
+    }
+
+    fn resume_core(&self, mut core: Box<Core>) {
+        core.metrics.start(Arc::as_ptr(&self.handle) as usize);
+        core.metrics.start_poll();
+        if let Some((id, location)) = core.polling {
+            core.poll_seq = core.poll_seq.wrapping_add(2);
+            self.poll_slot().begin(core.poll_seq, id, location);
+        }
+        *self.core.borrow_mut() = Some(core);
     }
 
     fn maintenance(&self, mut core: Box<Core>) -> Box<Core> {
@@ -241,6 +312,7 @@ impl Context {
             f();
         }
         let idle = &self.shared().idle;
+        self.handle.monitor.worker_parking(self.index);
         let was_searching = std::mem::replace(&mut core.is_searching, false);
         idle.transition_worker_to_parked(self.index, was_searching);
         let mut drove = false;
@@ -263,6 +335,7 @@ impl Context {
         // If a notifier picked us it counted us as unparked and searching; otherwise we
         // remove ourselves from the sleepers and count as unparked, not searching.
         core.is_searching = !idle.unpark_worker_by_id(self.index);
+        self.handle.monitor.worker_awake(self.index);
         if drove && !core.is_shutdown {
             // We leave the driver to run work, which may take long: wake a sleeper (if nobody
             // is searching, who would park soon anyway) so that it parks in the driver and

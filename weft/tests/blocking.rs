@@ -1,0 +1,326 @@
+//! `block_in_place`, the long-poll monitor and compensation for blocked workers.
+//!
+//! No assertion depends on how long anything takes: every wait is for an event (a channel
+//! message, a flag, a metric becoming non-zero) under a generous deadline that only turns a
+//! hang into a failure.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{mpsc, Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use weft::runtime::{Builder, Runtime};
+use weft::task::block_in_place;
+
+/// Only turns a hang into a failure; never reached when the code works.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for: {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Counts runtime threads through the start/stop hooks.
+#[derive(Clone, Default)]
+struct ThreadCount {
+    started: Arc<AtomicUsize>,
+    stopped: Arc<AtomicUsize>,
+}
+
+impl ThreadCount {
+    fn install(&self, b: &mut Builder) {
+        let (s, t) = (self.started.clone(), self.stopped.clone());
+        b.on_thread_start(move || {
+            s.fetch_add(1, SeqCst);
+        });
+        b.on_thread_stop(move || {
+            t.fetch_add(1, SeqCst);
+        });
+    }
+
+    fn alive(&self) -> usize {
+        self.started.load(SeqCst) - self.stopped.load(SeqCst)
+    }
+}
+
+fn mt(workers: usize) -> Runtime {
+    Builder::new_multi_thread().worker_threads(workers).enable_all().warn_on_long_polls(false).build().unwrap()
+}
+
+#[test]
+fn block_in_place_lets_the_workers_other_tasks_run() {
+    // One worker: the task blocking on the channel can only be released by a task queued
+    // on the same worker, which runs only if the core was handed to another thread.
+    let rt = mt(1);
+    let out = rt.block_on(async {
+        let (tx, rx) = mpsc::channel::<u32>();
+        let blocker = weft::spawn(async move { block_in_place(move || rx.recv_timeout(DEADLINE).expect("released")) });
+        weft::spawn(async move { tx.send(7).unwrap() }).await.unwrap();
+        blocker.await.unwrap()
+    });
+    assert_eq!(out, 7);
+}
+
+#[test]
+fn block_in_place_nested_runs_both_closures() {
+    let rt = mt(1);
+    let out = rt.block_on(async {
+        let (tx, rx) = mpsc::channel::<u32>();
+        let blocker = weft::spawn(async move {
+            block_in_place(move || block_in_place(move || rx.recv_timeout(DEADLINE).expect("released")) + 1)
+        });
+        weft::spawn(async move { tx.send(1).unwrap() }).await.unwrap();
+        blocker.await.unwrap()
+    });
+    assert_eq!(out, 2);
+}
+
+#[test]
+fn block_in_place_many_times_from_many_tasks() {
+    let rt = mt(2);
+    let total = rt.block_on(async {
+        let handles: Vec<_> = (0..64u64)
+            .map(|i| {
+                weft::spawn(async move {
+                    let mut sum = 0;
+                    for j in 0..8 {
+                        sum += block_in_place(|| i * j);
+                        weft::task::yield_now().await;
+                    }
+                    sum
+                })
+            })
+            .collect();
+        let mut total = 0;
+        for h in handles {
+            total += h.await.unwrap();
+        }
+        total
+    });
+    assert_eq!(total, (0..64u64).sum::<u64>() * (0..8u64).sum::<u64>());
+}
+
+#[test]
+fn block_in_place_outside_a_runtime_and_in_multi_thread_block_on() {
+    assert_eq!(block_in_place(|| 3), 3);
+    let rt = mt(2);
+    let inner = rt.block_on(async {
+        // Marked outside the runtime meanwhile: another runtime may be driven here.
+        block_in_place(|| {
+            let inner = Builder::new_current_thread().build().unwrap();
+            inner.block_on(async { 5 })
+        })
+    });
+    assert_eq!(inner, 5);
+}
+
+#[test]
+fn block_in_place_on_current_thread_panics() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    let err = catch_unwind(AssertUnwindSafe(|| rt.block_on(async { block_in_place(|| ()) }))).unwrap_err();
+    let msg = err.downcast_ref::<String>().expect("formatted panic message");
+    assert!(msg.contains("can call blocking only when running on the multi-threaded runtime"), "{msg}");
+    assert!(msg.contains("spawn_blocking"), "{msg}");
+}
+
+#[test]
+fn block_in_place_inside_local_set_panics() {
+    let rt = mt(2);
+    let err = catch_unwind(AssertUnwindSafe(|| {
+        rt.block_on(async {
+            let local = weft::task::LocalSet::new();
+            local.run_until(async { block_in_place(|| ()) }).await
+        })
+    }))
+    .unwrap_err();
+    let msg = err.downcast_ref::<String>().expect("formatted panic message");
+    assert!(msg.contains("can call blocking only when running on the multi-threaded runtime"), "{msg}");
+    assert!(msg.contains("LocalSet"), "{msg}");
+}
+
+#[test]
+fn runtime_drop_waits_for_a_task_inside_block_in_place_and_joins_every_thread() {
+    let count = ThreadCount::default();
+    let mut b = Builder::new_multi_thread();
+    b.worker_threads(2).enable_all().warn_on_long_polls(false);
+    count.install(&mut b);
+    let rt = b.build().unwrap();
+    let (started_tx, started_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let finished = Arc::new(AtomicBool::new(false));
+    let f = finished.clone();
+    rt.spawn(async move {
+        block_in_place(move || {
+            started_tx.send(()).unwrap();
+            release_rx.recv_timeout(DEADLINE).expect("released");
+            f.store(true, SeqCst);
+        });
+    });
+    started_rx.recv_timeout(DEADLINE).unwrap();
+    // Shutdown starts while the closure blocks; the core it gave away shuts down meanwhile.
+    let dropper = std::thread::spawn(move || drop(rt));
+    release_tx.send(()).unwrap();
+    dropper.join().unwrap();
+    assert!(finished.load(SeqCst));
+    assert!(count.started.load(SeqCst) >= 3, "two workers and at least one spare thread");
+    assert_eq!(count.alive(), 0, "every runtime thread stopped before drop returned");
+}
+
+#[test]
+fn block_in_place_in_a_destructor_during_shutdown() {
+    struct BlocksOnDrop(Arc<AtomicUsize>);
+    impl Drop for BlocksOnDrop {
+        fn drop(&mut self) {
+            block_in_place(|| self.0.fetch_add(1, SeqCst));
+        }
+    }
+    let ran = Arc::new(AtomicUsize::new(0));
+    let rt = mt(2);
+    for _ in 0..4 {
+        let guard = BlocksOnDrop(ran.clone());
+        rt.spawn(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await
+        });
+    }
+    rt.block_on(weft::task::yield_now());
+    drop(rt);
+    assert_eq!(ran.load(SeqCst), 4);
+}
+
+#[test]
+fn monitor_names_the_spawn_location_of_a_blocking_poll() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .long_poll_threshold(Duration::from_millis(10))
+        .warn_on_long_polls(false)
+        .build()
+        .unwrap();
+    let metrics = rt.handle().metrics();
+    let m = metrics.clone();
+    let line = line!() + 1;
+    let handle = rt.spawn(async move {
+        // Blocks at least 50 ms, and until the monitor has noticed (so a slow machine
+        // cannot make it miss the poll).
+        std::thread::sleep(Duration::from_millis(50));
+        wait_until("long poll noticed", || m.long_poll_count() >= 1);
+    });
+    let id = handle.id();
+    rt.block_on(handle).unwrap();
+    wait_until("long poll recorded", || !metrics.recent_long_polls().is_empty());
+    let polls = metrics.recent_long_polls();
+    assert_eq!(polls.len(), 1, "{polls:?}");
+    let poll = &polls[0];
+    assert_eq!(poll.task_id, id);
+    assert_eq!(poll.spawn_location.file(), file!());
+    assert_eq!(poll.spawn_location.line(), line);
+    assert!(poll.worker < 2);
+    assert!(poll.duration >= Duration::from_millis(10), "{poll:?}");
+    assert_eq!(metrics.long_poll_count(), 1);
+    let text = poll.to_string();
+    assert!(text.starts_with(&format!("task {id} spawned at {}:{line}:", file!())), "{text}");
+    assert!(text.contains("blocked worker") && text.ends_with(" ms"), "{text}");
+}
+
+#[test]
+fn monitor_reports_nothing_for_a_task_that_yields_regularly() {
+    // Each poll sleeps 1 ms; the threshold is a thousand times that.
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .long_poll_threshold(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..2)
+            .map(|_| {
+                weft::spawn(async {
+                    for _ in 0..100 {
+                        std::thread::sleep(Duration::from_millis(1));
+                        weft::task::yield_now().await;
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    let metrics = rt.handle().metrics();
+    assert_eq!(metrics.long_poll_count(), 0, "{:?}", metrics.recent_long_polls());
+    assert_eq!(metrics.compensating_threads_started_count(), 0);
+}
+
+/// Both workers block until released; a timer spawned meanwhile must fire *before* the
+/// release (the release waits for it), which only a compensating thread can make happen.
+#[test]
+fn compensation_keeps_timers_firing_while_every_worker_blocks_and_retires_after() {
+    let count = ThreadCount::default();
+    let mut b = Builder::new_multi_thread();
+    b.worker_threads(2).enable_all().long_poll_threshold(Duration::from_millis(10)).warn_on_long_polls(false);
+    count.install(&mut b);
+    let rt = b.build().unwrap();
+    let baseline = 2; // the workers (the monitor runs no user code and skips the hooks)
+    wait_until("workers started", || count.started.load(SeqCst) == baseline);
+    let barrier = Arc::new(Barrier::new(3));
+    let release = Arc::new(AtomicBool::new(false));
+    let blockers: Vec<_> = (0..2)
+        .map(|_| {
+            let (barrier, release) = (barrier.clone(), release.clone());
+            rt.spawn(async move {
+                barrier.wait();
+                wait_until("released", || release.load(SeqCst));
+            })
+        })
+        .collect();
+    barrier.wait(); // both workers are now inside a blocking poll
+    let (fired_tx, fired_rx) = mpsc::channel();
+    rt.spawn(async move {
+        weft::time::sleep(Duration::from_millis(20)).await;
+        fired_tx.send(()).unwrap();
+    });
+    fired_rx.recv_timeout(DEADLINE).expect("the timer fired while both workers were blocked");
+    let metrics = rt.handle().metrics();
+    assert!(metrics.compensating_threads_started_count() >= 1);
+    assert!(count.alive() > baseline, "a compensating thread is running");
+    release.store(true, SeqCst);
+    for b in blockers {
+        rt.block_on(b).unwrap();
+    }
+    wait_until("compensating threads retired", || count.alive() == baseline);
+    drop(rt);
+    assert_eq!(count.alive(), 0);
+}
+
+#[test]
+fn without_compensation_no_thread_is_started() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .long_poll_threshold(Duration::from_millis(10))
+        .warn_on_long_polls(false)
+        .compensate_blocked_workers(false)
+        .build()
+        .unwrap();
+    let m = rt.handle().metrics();
+    let m2 = m.clone();
+    let barrier = Arc::new(Barrier::new(3));
+    let blockers: Vec<_> = (0..2)
+        .map(|_| {
+            let (barrier, m) = (barrier.clone(), m2.clone());
+            rt.spawn(async move {
+                barrier.wait();
+                wait_until("both polls noticed", || m.long_poll_count() >= 2);
+            })
+        })
+        .collect();
+    barrier.wait();
+    for b in blockers {
+        rt.block_on(b).unwrap();
+    }
+    assert_eq!(m.compensating_threads_started_count(), 0);
+}
