@@ -15,6 +15,7 @@ use std::task::{Context, Poll, Waker};
 use super::core::{Cell, Core, Header, Stage, Trailer};
 use super::raw::{Task, TaskRef, Vtable};
 use super::state::{TransitionToIdle, TransitionToRunning};
+use super::stats::TaskStats;
 use super::{waker, JoinError, Runnable, Schedule};
 
 pub(super) fn vtable<T: Future + 'static, S: Schedule>() -> &'static Vtable {
@@ -25,6 +26,7 @@ pub(super) fn vtable<T: Future + 'static, S: Schedule>() -> &'static Vtable {
         try_read_output: try_read_output::<T, S>,
         drop_join_handle_slow: drop_join_handle_slow::<T, S>,
         shutdown: shutdown::<T, S>,
+        stats: stats::<T, S>,
     }
 }
 
@@ -89,12 +91,23 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     fn poll(self) {
         match self.header().state.transition_to_running() {
             TransitionToRunning::Success => {
-                if self.poll_future() {
+                let stats = &self.trailer().stats;
+                stats.count_poll();
+                let done = if self.core().scheduler.time_polls() {
+                    let started = std::time::Instant::now();
+                    let done = self.poll_future();
+                    stats.add_poll_time(started.elapsed());
+                    done
+                } else {
+                    self.poll_future()
+                };
+                if done {
                     self.complete();
                     return;
                 }
                 if !self.header().is_bound() {
                     // First time idle: join the owned list so shutdown can reach us.
+                    self.trailer().stats.mark_bound();
                     if !self.core().scheduler.bind(self.new_task()) {
                         // The scheduler is shutting down: we hold RUNNING, cancel ourselves.
                         self.cancel_future();
@@ -353,4 +366,14 @@ unsafe fn shutdown<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
         // Running or finished elsewhere: that thread cancels it; give our reference back.
         harness.release();
     }
+}
+
+/// # Safety
+/// `ptr` is the header of a `Cell<T, S>` that the caller keeps allocated (it holds or borrows
+/// a reference) for as long as it uses the returned pointer.
+unsafe fn stats<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) -> NonNull<TaskStats> {
+    // SAFETY: this function's `# Safety`: a live `Cell<T, S>`; the harness is only borrowed
+    // to find the trailer, no reference is taken or given up.
+    let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
+    NonNull::from(&harness.trailer().stats)
 }

@@ -43,7 +43,7 @@
 //! # Files
 //! `state` (the word), `core` (cell layout), `raw` (vtable, reference types), `harness`
 //! (typed poll/complete/cancel), `waker`, `join`, `abort`, `error`, `id`, `list` (owned
-//! tasks), `coop` (budget), `yield_now`, `join_set`, `local` (LocalSet, spawn_local).
+//! tasks), `stats` (per-task poll count, poll time, age), `coop` (budget), `yield_now`, `join_set`, `local` (LocalSet, spawn_local).
 
 mod abort;
 pub mod coop;
@@ -58,6 +58,7 @@ mod local;
 pub(crate) mod panic_hook;
 pub(crate) mod raw;
 mod state;
+pub(crate) mod stats;
 mod task_local;
 mod waker;
 mod yield_now;
@@ -107,6 +108,12 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     /// The task reached its end (completed, panicked or cancelled); called once per task,
     /// for the runtime metrics' live-task count.
     fn task_terminated(&self) {}
+
+    /// Whether polls are timed for the per-task statistics (`stats.rs`): true only when the
+    /// runtime times polls anyway (the poll-time histogram is on).
+    fn time_polls(&self) -> bool {
+        false
+    }
 
     /// Whether panics in this scheduler's tasks skip the process panic hook.
     fn silence_panics(&self) -> bool {

@@ -247,6 +247,10 @@ impl Schedule for Arc<Handle> {
         self.config.silence_task_panics
     }
 
+    fn time_polls(&self) -> bool {
+        self.metrics.config.poll_time_histogram
+    }
+
     fn task_terminated(&self) {
         if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
             self.metrics.inc_remote_terminated();
