@@ -1,7 +1,8 @@
 //! Exporting runtime metrics: a snapshot of [`RuntimeMetrics`] as metric *families*
 //! (`Family`), rendered in the Prometheus text format 0.0.4 (`text`, no dependency) or in
 //! OpenMetrics (`openmetrics`, feature `openmetrics`, through the `prometheus-client`
-//! crate), and an HTTP endpoint serving them (`serve`, feature `hyper`).
+//! crate), and an HTTP endpoint serving them (`serve`, feature `hyper`), which also serves
+//! the task dump as JSON (`tasks`).
 //!
 //! Why one snapshot type and two renderers: the two formats differ in small, strict ways
 //! (a counter family is `x_total` in 0.0.4 and `x` with sample `x_total` in OpenMetrics; the
@@ -17,6 +18,7 @@
 //! **Architecture Invariant:** exporting reads the runtime at scrape time through the public
 //! `RuntimeMetrics` only; nothing here is on a scheduler path.
 
+pub mod tasks;
 pub mod text;
 
 #[cfg(feature = "openmetrics")]
