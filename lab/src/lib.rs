@@ -13,6 +13,7 @@
 //! - [`smoke`], [`baseline`], [`sweep`]: the CI check, regression baselines, knob grids.
 //! - [`lateness`], [`http_hello`]: timer accuracy, and HTTP requests/s + latency with the
 //!   server in a child process and the load generator in the parent.
+//! - [`console`]: `weft-lab console`, a live terminal view of a program's metrics endpoint.
 //! - [`cli`]: the command line.
 //!
 //! Architecture Invariant: workloads see runtimes only through [`adapter::Adapter`]; nothing in
@@ -29,6 +30,7 @@ pub mod adapter;
 pub mod agents;
 pub mod baseline;
 pub mod cli;
+pub mod console;
 pub mod echo_latency;
 pub mod fs_bench;
 pub mod http_hello;
