@@ -175,6 +175,15 @@ pub(crate) fn snapshot(m: &RuntimeMetrics) -> Vec<Family> {
             histogram(m, |b| m.poll_time_histogram_bucket_count(w, b), m.poll_time_histogram_sum(w))
         }));
     }
+    if m.schedule_latency_histogram_enabled() {
+        f.push(per_worker(
+            m,
+            "weft_schedule_latency_seconds",
+            "Time from a task's wake-up to its poll.",
+            Histogram,
+            |w| histogram(m, |b| m.schedule_latency_histogram_bucket_count(w, b), m.schedule_latency_histogram_sum(w)),
+        ));
+    }
     if m.blocking_queue_latency_histogram_enabled() {
         f.push(one(
             "weft_blocking_queue_latency_seconds",

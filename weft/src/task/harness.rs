@@ -81,6 +81,14 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
         unsafe { Runnable::from_raw(self.cell.cast()) }
     }
 
+    /// With the schedule-latency histogram on, records that the task is being submitted now
+    /// (the caller is its only submitter: it won the transition to `NOTIFIED`).
+    fn stamp_scheduled(&self) {
+        if self.core().scheduler.time_schedules() {
+            self.trailer().stats.mark_scheduled();
+        }
+    }
+
     /// Gives back the harness's reference, freeing the task if it was the last.
     fn release(self) {
         if self.header().state.ref_dec() {
@@ -93,6 +101,11 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
             TransitionToRunning::Success => {
                 let stats = &self.trailer().stats;
                 stats.count_poll();
+                if self.core().scheduler.time_schedules() {
+                    if let Some(latency) = stats.take_schedule_latency() {
+                        self.core().scheduler.record_schedule_latency(latency);
+                    }
+                }
                 let done = if self.core().scheduler.time_polls() {
                     let started = std::time::Instant::now();
                     let done = self.poll_future();
@@ -118,6 +131,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                 match self.header().state.transition_to_idle() {
                     TransitionToIdle::Ok => {}
                     TransitionToIdle::OkNotified => {
+                        self.stamp_scheduled();
                         // The poller's reference now belongs to a new Runnable.
                         let scheduler: *const S = &self.core().scheduler;
                         let notified = self.into_notified();
@@ -299,6 +313,7 @@ unsafe fn schedule<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the reference the
     // harness now stands for.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
+    harness.stamp_scheduled();
     let scheduler: *const S = &harness.core().scheduler;
     let notified = harness.into_notified();
     // SAFETY: the `Runnable` keeps the cell, and the scheduler handle inside it, allocated

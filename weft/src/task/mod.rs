@@ -115,6 +115,14 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
         false
     }
 
+    /// Whether wake → poll latencies are measured (the schedule-latency histogram is on).
+    fn time_schedules(&self) -> bool {
+        false
+    }
+
+    /// A task woken `latency` ago starts its poll now (on the calling thread).
+    fn record_schedule_latency(&self, _latency: std::time::Duration) {}
+
     /// Whether panics in this scheduler's tasks skip the process panic hook.
     fn silence_panics(&self) -> bool {
         false

@@ -17,7 +17,10 @@
 //!   is never in the dump anyway. Stored as milliseconds since a process-wide epoch in a
 //!   `u32`, compared with wrapping arithmetic: ages are exact up to 49.7 days.
 //!
-//! 24 bytes per task. The atomics are `loom::unmodeled`: they are observations only, no
+//! * With the schedule-latency histogram on, the thread submitting a woken task stamps the
+//!   time here and the poller turns the stamp into a wake → poll latency.
+//!
+//! 32 bytes per task. The atomics are `loom::unmodeled`: they are observations only, no
 //! decision depends on them, so the loom models need not explore them.
 
 use std::time::{Duration, Instant};
@@ -32,14 +35,26 @@ pub(crate) struct TaskStats {
     max_poll_micros: AtomicU32,
     /// `epoch_millis()` when the task joined the owned list; 0 before.
     bound_at_millis: AtomicU32,
+    /// Nanoseconds since the epoch when the task was last submitted to a run queue (only with
+    /// the schedule-latency histogram on); 0: not stamped. Written by the thread that won the
+    /// transition to `NOTIFIED` (the only submitter), read by the poller it hands the task to.
+    scheduled_at_nanos: AtomicU64,
+}
+
+fn epoch() -> Instant {
+    static EPOCH: crate::loom::unmodeled::OnceLock<Instant> = crate::loom::unmodeled::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
 }
 
 /// Milliseconds since the first call in this process, truncated to 32 bits, never 0 (0 marks
 /// "not bound yet").
 fn epoch_millis() -> u32 {
-    static EPOCH: crate::loom::unmodeled::OnceLock<Instant> = crate::loom::unmodeled::OnceLock::new();
-    let ms = EPOCH.get_or_init(Instant::now).elapsed().as_millis() as u32;
-    ms.max(1)
+    (epoch().elapsed().as_millis() as u32).max(1)
+}
+
+/// Nanoseconds since the epoch, never 0.
+fn epoch_nanos() -> u64 {
+    (epoch().elapsed().as_nanos() as u64).max(1)
 }
 
 /// What the dump reads.
@@ -58,7 +73,24 @@ impl TaskStats {
             poll_nanos: AtomicU64::new(0),
             max_poll_micros: AtomicU32::new(0),
             bound_at_millis: AtomicU32::new(0),
+            scheduled_at_nanos: AtomicU64::new(0),
         }
+    }
+
+    /// The task is being submitted to a run queue now (by its only submitter).
+    pub(crate) fn mark_scheduled(&self) {
+        self.scheduled_at_nanos.store(epoch_nanos(), Relaxed);
+    }
+
+    /// The time since `mark_scheduled`, clearing the stamp; `None` if there was none (the
+    /// first poll after `spawn`, or the histogram was turned on meanwhile).
+    pub(crate) fn take_schedule_latency(&self) -> Option<Duration> {
+        let at = self.scheduled_at_nanos.load(Relaxed);
+        if at == 0 {
+            return None;
+        }
+        self.scheduled_at_nanos.store(0, Relaxed);
+        Some(Duration::from_nanos(epoch_nanos().saturating_sub(at)))
     }
 
     /// One poll started (by the thread holding `RUNNING`, the only writer).

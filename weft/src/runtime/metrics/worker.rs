@@ -72,10 +72,13 @@ pub(crate) struct WorkerMetrics {
     pub(crate) mean_poll_time_ns: AtomicU64,
     /// Present when the poll-time histogram is enabled.
     pub(crate) poll_histogram: Option<AtomicHistogram>,
+    /// Present when the schedule-latency histogram is enabled; added to directly by the
+    /// polling thread (this worker, bar polls off the workers), not batched.
+    pub(crate) schedule_latency: Option<AtomicHistogram>,
 }
 
 impl WorkerMetrics {
-    pub(crate) fn new(poll_histogram: bool) -> WorkerMetrics {
+    pub(crate) fn new(poll_histogram: bool, schedule_latency: bool) -> WorkerMetrics {
         WorkerMetrics {
             park_count: AtomicU64::new(0),
             park_unpark_count: AtomicU64::new(0),
@@ -91,6 +94,7 @@ impl WorkerMetrics {
             forced_yield_count: AtomicU64::new(0),
             mean_poll_time_ns: AtomicU64::new(0),
             poll_histogram: poll_histogram.then(AtomicHistogram::new),
+            schedule_latency: schedule_latency.then(AtomicHistogram::new),
         }
     }
 
