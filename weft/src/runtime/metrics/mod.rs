@@ -33,7 +33,9 @@
 //! # Task identity
 //! Every task's header records its spawn location (`#[track_caller]` down the spawn path to
 //! `task::new_task`: one pointer per task, no clock read). `Handle::dump_tasks` walks the
-//! owned-task lists (`dump.rs`).
+//! owned-task lists (`dump.rs`) and reads each task's statistics (`task/stats.rs`: poll count
+//! always, poll times with poll timing on, age from one clock read when the task first goes
+//! idle), kept in the cell's trailer rather than the header every queue operation touches.
 //!
 //! # Histograms
 //! `histogram.rs`: log-linear buckets (4 per power of two from 128 ns to ~69 s). The
