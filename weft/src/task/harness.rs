@@ -109,7 +109,9 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                 let done = if self.core().scheduler.time_polls() {
                     let started = std::time::Instant::now();
                     let done = self.poll_future();
-                    stats.add_poll_time(started.elapsed());
+                    let took = started.elapsed();
+                    stats.add_poll_time(took);
+                    super::stats::set_last_poll(took);
                     done
                 } else {
                     self.poll_future()

@@ -10,7 +10,8 @@
 //!   relaxed under the owned-list shard lock and may see values one poll old.
 //! * Poll *time* needs two clock reads per poll, so it is recorded only when the runtime
 //!   times polls anyway (`Builder::enable_metrics_poll_time_histogram`); otherwise the dump
-//!   reports no poll time. The poll *count* is always recorded.
+//!   reports no poll time. The same two reads feed the worker's poll-time histogram (through
+//!   a thread-local, `set_last_poll`). The poll *count* is always recorded.
 //! * The age is measured from the moment the task first went idle and joined the owned list
 //!   (one clock read per task, beside that list's shard lock), not from `spawn`: a clock read
 //!   per spawn would be visible in the spawn microbenchmarks, and a task that never goes idle
@@ -23,6 +24,7 @@
 //! 32 bytes per task. The atomics are `loom::unmodeled`: they are observations only, no
 //! decision depends on them, so the loom models need not explore them.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::loom::unmodeled::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -39,6 +41,25 @@ pub(crate) struct TaskStats {
     /// the schedule-latency histogram on); 0: not stamped. Written by the thread that won the
     /// transition to `NOTIFIED` (the only submitter), read by the poller it hands the task to.
     scheduled_at_nanos: AtomicU64,
+}
+
+thread_local! {
+    /// The duration of the last timed poll on this thread, in ns (`u64::MAX`: none). The
+    /// worker's poll-time histogram takes it (`MetricsBatch::end_poll`), so timing a poll costs
+    /// one pair of clock reads for both the task's statistics and the histogram.
+    static LAST_POLL_NANOS: Cell<u64> = const { Cell::new(u64::MAX) };
+}
+
+/// Leaves a timed poll's duration for the worker that ran it.
+pub(crate) fn set_last_poll(d: Duration) {
+    let ns = d.as_nanos().min(u64::MAX as u128 - 1) as u64;
+    let _ = LAST_POLL_NANOS.try_with(|c| c.set(ns));
+}
+
+/// Takes the duration `set_last_poll` left on this thread, if any.
+pub(crate) fn take_last_poll_nanos() -> Option<u64> {
+    let ns = LAST_POLL_NANOS.try_with(|c| c.replace(u64::MAX)).unwrap_or(u64::MAX);
+    (ns != u64::MAX).then_some(ns)
 }
 
 fn epoch() -> Instant {

@@ -135,7 +135,6 @@ pub(crate) struct MetricsBatch {
     /// Per-poll timing on (the poll-time histogram is enabled).
     timing: bool,
     poll_histogram: Option<HistogramBatch>,
-    poll_started: Instant,
 }
 
 impl MetricsBatch {
@@ -162,7 +161,6 @@ impl MetricsBatch {
             polls_at_unpark: u64::MAX,
             timing: poll_histogram,
             poll_histogram: poll_histogram.then(HistogramBatch::new),
-            poll_started: Instant::now(),
         }
     }
 
@@ -179,14 +177,19 @@ impl MetricsBatch {
     pub(crate) fn start_poll(&mut self) {
         self.poll_count += 1;
         if self.timing {
-            self.poll_started = Instant::now();
+            // Clear a value left by a poll this worker did not run (none is expected).
+            let _ = crate::task::stats::take_last_poll_nanos();
         }
     }
 
+    /// With timing on, the task harness timed the poll (`task/stats.rs`, for the task's own
+    /// statistics) and left the duration in a thread-local: one pair of clock reads serves both
+    /// the task and this histogram. A run that polled no future (a cancelled or finished task)
+    /// counts as 0 ns.
     #[inline]
     pub(crate) fn end_poll(&mut self) {
         if self.timing {
-            let ns = self.poll_started.elapsed().as_nanos() as u64;
+            let ns = crate::task::stats::take_last_poll_nanos().unwrap_or(0);
             if let Some(h) = self.poll_histogram.as_mut() {
                 h.record(ns);
             }
