@@ -40,11 +40,22 @@ pub struct RtConfig {
     pub workers: usize,
     pub global_queue_interval: Option<u32>,
     pub event_interval: Option<u32>,
+    /// weft's opt-in poll-time histogram (the `sweep` knob `poll_time_histogram=1`).
+    pub poll_time_histogram: bool,
+    /// weft's opt-in schedule-latency histogram (`schedule_latency_histogram=1`).
+    pub schedule_latency_histogram: bool,
 }
 
 impl RtConfig {
     pub fn new(flavor: Flavor, workers: usize) -> Self {
-        RtConfig { flavor, workers, global_queue_interval: None, event_interval: None }
+        RtConfig {
+            flavor,
+            workers,
+            global_queue_interval: None,
+            event_interval: None,
+            poll_time_histogram: false,
+            schedule_latency_histogram: false,
+        }
     }
 }
 

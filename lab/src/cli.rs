@@ -84,6 +84,11 @@ enum Command {
     Actors(ActorsArgs),
     /// Search Claude Code transcripts (QUERY), generate a corpus (gen-corpus), or bench engines (bench).
     Search(crate::search::SearchArgs),
+    /// Live terminal view of a weft program's metrics endpoint (`weft::metrics::serve`).
+    Console(crate::console::ConsoleArgs),
+    /// A weft program to watch with `console`: a task with 50 ms blocking polls, timers, I/O.
+    #[command(name = "console-demo")]
+    ConsoleDemo(crate::console::demo::DemoArgs),
 }
 
 #[derive(Args, Debug)]
@@ -349,6 +354,8 @@ pub fn main() -> ExitCode {
         Some(Command::Sample(args)) => sample_command(args),
         Some(Command::HttpHello(args)) => http_hello_command(args),
         Some(Command::Search(args)) => crate::search::command(args),
+        Some(Command::Console(args)) => crate::console::run(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::ConsoleDemo(args)) => crate::console::demo::run(args).map(|()| ExitCode::SUCCESS),
         Some(Command::FsBench(args)) => crate::fs_bench::run(args),
         Some(Command::HttpServer(args)) => {
             let runtime =

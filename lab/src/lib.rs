@@ -15,6 +15,7 @@
 //!   server in a child process and the load generator in the parent.
 //! - [`blocking_resilience`]: other tasks' scheduling latency while one task blocks a worker;
 //!   [`block_in_place_bench`]: `block_in_place` throughput, weft vs tokio.
+//! - [`console`]: `weft-lab console`, a live terminal view of a program's metrics endpoint.
 //! - [`cli`]: the command line.
 //!
 //! Architecture Invariant: workloads see runtimes only through [`adapter::Adapter`]; nothing in
@@ -33,6 +34,7 @@ pub mod baseline;
 pub mod block_in_place_bench;
 pub mod blocking_resilience;
 pub mod cli;
+pub mod console;
 pub mod echo_latency;
 pub mod fs_bench;
 pub mod http_hello;

@@ -88,8 +88,10 @@ pub(crate) use imp::*;
 /// Process-wide counters that must *not* be modeled by loom (they only hand out unique
 /// numbers, and loom requires each model iteration to perform the same modeled operations;
 /// a counter whose thread-local cache survives between iterations would break that).
+/// Per-task statistics (`task/stats.rs`) use them too: pure observations that no decision reads.
 pub(crate) mod unmodeled {
-    pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+    pub(crate) use std::sync::OnceLock;
 }
 
 /// Read-locks an `RwLock`, ignoring poisoning (see [`lock`]).

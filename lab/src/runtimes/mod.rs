@@ -38,16 +38,28 @@ pub enum Knob {
     WorkerThreads,
     GlobalQueueInterval,
     EventInterval,
+    /// weft only: 1 turns the poll-time histogram on (the default configuration has it off).
+    PollTimeHistogram,
+    /// weft only: 1 turns the schedule-latency histogram on.
+    ScheduleLatencyHistogram,
 }
 
 impl Knob {
-    pub const ALL: [Knob; 3] = [Knob::WorkerThreads, Knob::GlobalQueueInterval, Knob::EventInterval];
+    pub const ALL: [Knob; 5] = [
+        Knob::WorkerThreads,
+        Knob::GlobalQueueInterval,
+        Knob::EventInterval,
+        Knob::PollTimeHistogram,
+        Knob::ScheduleLatencyHistogram,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Knob::WorkerThreads => "worker_threads",
             Knob::GlobalQueueInterval => "global_queue_interval",
             Knob::EventInterval => "event_interval",
+            Knob::PollTimeHistogram => "poll_time_histogram",
+            Knob::ScheduleLatencyHistogram => "schedule_latency_histogram",
         }
     }
 
@@ -61,6 +73,8 @@ impl Knob {
             Knob::WorkerThreads => config.workers = value as usize,
             Knob::GlobalQueueInterval => config.global_queue_interval = Some(value),
             Knob::EventInterval => config.event_interval = Some(value),
+            Knob::PollTimeHistogram => config.poll_time_histogram = value != 0,
+            Knob::ScheduleLatencyHistogram => config.schedule_latency_histogram = value != 0,
         }
     }
 }
@@ -111,6 +125,8 @@ impl RuntimeId {
     pub fn supports(self, knob: Knob) -> bool {
         match (self, knob) {
             (RuntimeId::WeftCt | RuntimeId::TokioCt, Knob::WorkerThreads) => false,
+            (RuntimeId::WeftMt | RuntimeId::WeftCt, Knob::PollTimeHistogram | Knob::ScheduleLatencyHistogram) => true,
+            (_, Knob::PollTimeHistogram | Knob::ScheduleLatencyHistogram) => false,
             (RuntimeId::WeftMt | RuntimeId::TokioMt | RuntimeId::Smol | RuntimeId::AsyncStd, Knob::WorkerThreads) => {
                 true
             }

@@ -9,4 +9,9 @@ super::tokio_shaped::tokio_shaped_adapter! {
     net: TokioNet,
     thread_name: "tokio-lab",
     hyper_io: hyper_util::rt::TokioIo,
+    configure: configure,
 }
+
+/// Nothing: the settings `configure` exists for are weft's (tokio's poll-time histogram needs
+/// `--cfg tokio_unstable`).
+fn configure(_builder: &mut tokio::runtime::Builder, _config: &crate::adapter::RtConfig) {}

@@ -1,7 +1,9 @@
 //! The adapter for runtimes with tokio's API shape, written once: tokio itself, and weft,
 //! whose API mirrors tokio's so that code ports by renaming the crate (`use weft as tokio;`).
 //! `tokio.rs` and `weft.rs` instantiate it with their crate; the only other difference between
-//! them is the hyper I/O wrapper (`hyper_util::rt::TokioIo` vs `weft::compat::hyper::WeftIo`).
+//! them is the hyper I/O wrapper (`hyper_util::rt::TokioIo` vs `weft::compat::hyper::WeftIo`)
+//! and a `configure` function for builder settings only one of them has (weft's opt-in metrics
+//! histograms, the `sweep` knobs `poll_time_histogram` and `schedule_latency_histogram`).
 //!
 //! Each instance is built with `enable_all()` like a typical application, so the timer and I/O
 //! drivers are present exactly as they are in production, and uses the runtime's own `sync`
@@ -16,7 +18,8 @@ macro_rules! tokio_shaped_adapter {
         channels: $Channels:ident,
         net: $Net:ident,
         thread_name: $thread_name:literal,
-        hyper_io: $($hyper_io:ident)::+ $(,)?
+        hyper_io: $($hyper_io:ident)::+,
+        configure: $configure:path $(,)?
     ) => {
         #[doc = concat!("A built `", stringify!($rt), "` runtime of either flavor.")]
                 pub struct $Adapter {
@@ -43,6 +46,7 @@ macro_rules! tokio_shaped_adapter {
                 if let Some(n) = config.event_interval {
                     builder.event_interval(n);
                 }
+                $configure(&mut builder, config);
                 let runtime = builder.thread_name($thread_name).enable_all().build()?;
                 Ok($Adapter { runtime })
             }

@@ -8,4 +8,15 @@ super::tokio_shaped::tokio_shaped_adapter! {
     net: WeftNet,
     thread_name: "weft-lab",
     hyper_io: weft::compat::hyper::WeftIo,
+    configure: configure,
+}
+
+/// weft's opt-in metrics histograms (the `sweep` knobs measuring their cost).
+fn configure(builder: &mut weft::runtime::Builder, config: &crate::adapter::RtConfig) {
+    if config.poll_time_histogram {
+        builder.enable_metrics_poll_time_histogram();
+    }
+    if config.schedule_latency_histogram {
+        builder.enable_metrics_schedule_latency_histogram();
+    }
 }

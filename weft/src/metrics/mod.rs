@@ -1,7 +1,8 @@
 //! Exporting runtime metrics: a snapshot of [`RuntimeMetrics`] as metric *families*
 //! (`Family`), rendered in the Prometheus text format 0.0.4 (`text`, no dependency) or in
 //! OpenMetrics (`openmetrics`, feature `openmetrics`, through the `prometheus-client`
-//! crate), and an HTTP endpoint serving them (`serve`, feature `hyper`).
+//! crate), and an HTTP endpoint serving them (`serve`, feature `hyper`), which also serves
+//! the task dump as JSON (`tasks`).
 //!
 //! Why one snapshot type and two renderers: the two formats differ in small, strict ways
 //! (a counter family is `x_total` in 0.0.4 and `x` with sample `x_total` in OpenMetrics; the
@@ -17,6 +18,7 @@
 //! **Architecture Invariant:** exporting reads the runtime at scrape time through the public
 //! `RuntimeMetrics` only; nothing here is on a scheduler path.
 
+pub mod tasks;
 pub mod text;
 
 #[cfg(feature = "openmetrics")]
@@ -172,6 +174,15 @@ pub(crate) fn snapshot(m: &RuntimeMetrics) -> Vec<Family> {
         f.push(per_worker(m, "weft_poll_time_seconds", "Task poll durations.", Histogram, |w| {
             histogram(m, |b| m.poll_time_histogram_bucket_count(w, b), m.poll_time_histogram_sum(w))
         }));
+    }
+    if m.schedule_latency_histogram_enabled() {
+        f.push(per_worker(
+            m,
+            "weft_schedule_latency_seconds",
+            "Time from a task's wake-up to its poll.",
+            Histogram,
+            |w| histogram(m, |b| m.schedule_latency_histogram_bucket_count(w, b), m.schedule_latency_histogram_sum(w)),
+        ));
     }
     if m.blocking_queue_latency_histogram_enabled() {
         f.push(one(

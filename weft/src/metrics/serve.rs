@@ -1,7 +1,8 @@
 //! `serve`: the metrics endpoint, an HTTP/1.1 server (hyper, through `compat::hyper`) running
 //! as ordinary tasks on the runtime it reports on. `GET /metrics` answers the text format
 //! 0.0.4, or OpenMetrics when the `Accept` header asks for `application/openmetrics-text`
-//! (and the `openmetrics` feature is on); anything else is a 404.
+//! (and the `openmetrics` feature is on); `GET /tasks` answers the task dump as JSON
+//! (`tasks.rs`); anything else is a 404.
 //!
 //! Loopback only: the endpoint has no authentication, and runtime internals (task counts,
 //! timings) are not for the network at large; a non-loopback address is refused.
@@ -32,23 +33,23 @@ pub async fn serve(addr: SocketAddr) -> io::Result<SocketAddr> {
     }
     let listener = TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
-    let metrics = Handle::current().metrics();
-    crate::spawn(accept_loop(listener, metrics));
+    crate::spawn(accept_loop(listener, Handle::current()));
     Ok(local)
 }
 
-async fn accept_loop(listener: TcpListener, metrics: RuntimeMetrics) {
+async fn accept_loop(listener: TcpListener, handle: Handle) {
+    let metrics = handle.metrics();
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             // Out of fds, a reset before accept: keep serving.
             Err(_) => continue,
         };
-        let metrics = metrics.clone();
+        let (metrics, handle) = (metrics.clone(), handle.clone());
         crate::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
-                let metrics = metrics.clone();
-                async move { Ok::<_, Infallible>(respond(&req, &metrics)) }
+                let response = respond(&req, &metrics, &handle);
+                async move { Ok::<_, Infallible>(response) }
             });
             // A broken connection only ends itself.
             let _ = hyper::server::conn::http1::Builder::new()
@@ -60,9 +61,16 @@ async fn accept_loop(listener: TcpListener, metrics: RuntimeMetrics) {
     }
 }
 
-fn respond<B>(req: &Request<B>, metrics: &RuntimeMetrics) -> Response<Full<Bytes>> {
+fn respond<B>(req: &Request<B>, metrics: &RuntimeMetrics, handle: &Handle) -> Response<Full<Bytes>> {
+    if req.method() == hyper::Method::GET && req.uri().path() == "/tasks" {
+        let body = super::tasks::render_json(&handle.dump_tasks());
+        let mut r = Response::new(Full::new(Bytes::from(body)));
+        let content_type = hyper::header::HeaderValue::from_static(super::tasks::CONTENT_TYPE);
+        r.headers_mut().insert(hyper::header::CONTENT_TYPE, content_type);
+        return r;
+    }
     if req.method() != hyper::Method::GET || req.uri().path() != "/metrics" {
-        let mut r = Response::new(Full::new(Bytes::from_static(b"not found: try GET /metrics\n")));
+        let mut r = Response::new(Full::new(Bytes::from_static(b"not found: try GET /metrics or GET /tasks\n")));
         *r.status_mut() = StatusCode::NOT_FOUND;
         return r;
     }

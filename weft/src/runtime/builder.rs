@@ -234,6 +234,16 @@ impl Builder {
         self
     }
 
+    /// weft only: turns on the per-worker schedule-latency histogram
+    /// (`RuntimeMetrics::schedule_latency_histogram_*`): the time from a task's wake-up to the
+    /// start of its poll. Off by default: it reads the clock at every wake and every poll (the
+    /// cost is in README.md, "Metrics"). `WEFT_METRICS_SCHEDULE_LATENCY_HISTOGRAM=1` turns it
+    /// on for every runtime built afterwards. (tokio has no such histogram.)
+    pub fn enable_metrics_schedule_latency_histogram(&mut self) -> &mut Self {
+        self.metrics.schedule_latency_histogram = true;
+        self
+    }
+
     /// weft only: turns the blocking-pool queue-latency histogram (submit → start of a
     /// `spawn_blocking` closure) on or off. Default on (one clock read per blocking spawn).
     pub fn metrics_blocking_queue_latency_histogram(&mut self, enable: bool) -> &mut Self {

@@ -103,14 +103,14 @@ impl Handle {
         super::RuntimeMetrics::new(self.inner.clone())
     }
 
-    /// weft only: the runtime's live tasks with their id, spawn location and state (tokio's
-    /// closest is the unstable `Handle::dump`, which needs `--cfg tokio_unstable` and task
-    /// tracing). Tasks still waiting for, or inside, their first poll are not listed (see
+    /// weft only: the runtime's live tasks with their id, spawn location, state, age, poll
+    /// count and poll time (tokio's closest is the unstable `Handle::dump`, which needs
+    /// `--cfg tokio_unstable` and task tracing). Tasks still waiting for, or inside, their first poll are not listed (see
     /// `runtime/metrics/dump.rs`). Takes each owned-list shard lock briefly.
     pub fn dump_tasks(&self) -> Vec<super::TaskInfo> {
         match &self.inner {
-            scheduler::Handle::CurrentThread(h) => h.owned.dump(),
-            scheduler::Handle::MultiThread(h) => h.owned.dump(),
+            scheduler::Handle::CurrentThread(h) => h.owned.dump(h.metrics.config.poll_time_histogram),
+            scheduler::Handle::MultiThread(h) => h.owned.dump(h.metrics.config.poll_time_histogram),
         }
     }
 

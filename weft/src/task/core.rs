@@ -5,6 +5,7 @@
 //! ├── Header   state word, vtable, owned-list links, queue link, id   — type-erased, shared
 //! ├── Core     scheduler handle `S`, stage (future → output → consumed) — touched under RUNNING
 //! └── Trailer  join waker                                            — guarded by JOIN_WAKER
+//!              task statistics (`stats.rs`, cold: not in the header)  — written under RUNNING
 //! ```
 //!
 //! Raw pointers to a task always point at the `Header` (offset 0 of the cell); the vtable
@@ -23,6 +24,7 @@ use std::task::Waker;
 
 use super::raw::Vtable;
 use super::state::State;
+use super::stats::TaskStats;
 use super::{Id, JoinError};
 use crate::loom::UnsafeCell;
 
@@ -68,6 +70,8 @@ pub(super) enum Stage<T: Future> {
 
 pub(super) struct Trailer {
     pub(super) waker: UnsafeCell<Option<Waker>>,
+    /// Poll count, poll time and age for the task dump; written only by the `RUNNING` holder.
+    pub(super) stats: TaskStats,
 }
 
 impl<T: Future, S> Cell<T, S> {
@@ -90,7 +94,7 @@ impl<T: Future, S> Cell<T, S> {
                 spawned_at,
             },
             core: Core { scheduler, stage: UnsafeCell::new(Stage::Running(future)) },
-            trailer: Trailer { waker: UnsafeCell::new(None) },
+            trailer: Trailer { waker: UnsafeCell::new(None), stats: TaskStats::new() },
         })
     }
 }

@@ -15,6 +15,7 @@ use std::task::{Context, Poll, Waker};
 use super::core::{Cell, Core, Header, Stage, Trailer};
 use super::raw::{Task, TaskRef, Vtable};
 use super::state::{TransitionToIdle, TransitionToRunning};
+use super::stats::TaskStats;
 use super::{waker, JoinError, Runnable, Schedule};
 
 pub(super) fn vtable<T: Future + 'static, S: Schedule>() -> &'static Vtable {
@@ -25,6 +26,7 @@ pub(super) fn vtable<T: Future + 'static, S: Schedule>() -> &'static Vtable {
         try_read_output: try_read_output::<T, S>,
         drop_join_handle_slow: drop_join_handle_slow::<T, S>,
         shutdown: shutdown::<T, S>,
+        stats: stats::<T, S>,
     }
 }
 
@@ -79,6 +81,14 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
         unsafe { Runnable::from_raw(self.cell.cast()) }
     }
 
+    /// With the schedule-latency histogram on, records that the task is being submitted now
+    /// (the caller is its only submitter: it won the transition to `NOTIFIED`).
+    fn stamp_scheduled(&self) {
+        if self.core().scheduler.time_schedules() {
+            self.trailer().stats.mark_scheduled();
+        }
+    }
+
     /// Gives back the harness's reference, freeing the task if it was the last.
     fn release(self) {
         if self.header().state.ref_dec() {
@@ -89,12 +99,30 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     fn poll(self) {
         match self.header().state.transition_to_running() {
             TransitionToRunning::Success => {
-                if self.poll_future() {
+                let stats = &self.trailer().stats;
+                stats.count_poll();
+                if self.core().scheduler.time_schedules() {
+                    if let Some(latency) = stats.take_schedule_latency() {
+                        self.core().scheduler.record_schedule_latency(latency);
+                    }
+                }
+                let done = if self.core().scheduler.time_polls() {
+                    let started = std::time::Instant::now();
+                    let done = self.poll_future();
+                    let took = started.elapsed();
+                    stats.add_poll_time(took);
+                    super::stats::set_last_poll(took);
+                    done
+                } else {
+                    self.poll_future()
+                };
+                if done {
                     self.complete();
                     return;
                 }
                 if !self.header().is_bound() {
                     // First time idle: join the owned list so shutdown can reach us.
+                    self.trailer().stats.mark_bound();
                     if !self.core().scheduler.bind(self.new_task()) {
                         // The scheduler is shutting down: we hold RUNNING, cancel ourselves.
                         self.cancel_future();
@@ -105,6 +133,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                 match self.header().state.transition_to_idle() {
                     TransitionToIdle::Ok => {}
                     TransitionToIdle::OkNotified => {
+                        self.stamp_scheduled();
                         // The poller's reference now belongs to a new Runnable.
                         let scheduler: *const S = &self.core().scheduler;
                         let notified = self.into_notified();
@@ -286,6 +315,7 @@ unsafe fn schedule<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: this function's `# Safety`: a `Cell<T, S>` kept alive by the reference the
     // harness now stands for.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
+    harness.stamp_scheduled();
     let scheduler: *const S = &harness.core().scheduler;
     let notified = harness.into_notified();
     // SAFETY: the `Runnable` keeps the cell, and the scheduler handle inside it, allocated
@@ -353,4 +383,14 @@ unsafe fn shutdown<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
         // Running or finished elsewhere: that thread cancels it; give our reference back.
         harness.release();
     }
+}
+
+/// # Safety
+/// `ptr` is the header of a `Cell<T, S>` that the caller keeps allocated (it holds or borrows
+/// a reference) for as long as it uses the returned pointer.
+unsafe fn stats<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) -> NonNull<TaskStats> {
+    // SAFETY: this function's `# Safety`: a live `Cell<T, S>`; the harness is only borrowed
+    // to find the trailer, no reference is taken or given up.
+    let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
+    NonNull::from(&harness.trailer().stats)
 }

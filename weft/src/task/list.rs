@@ -113,8 +113,9 @@ impl<S: 'static> OwnedTasks<S> {
         }
     }
 
-    /// The listed tasks (for `Handle::dump_tasks`), shard by shard under each shard's lock.
-    pub(crate) fn dump(&self) -> Vec<crate::runtime::TaskInfo> {
+    /// The listed tasks (for `Handle::dump_tasks`), shard by shard under each shard's lock;
+    /// `timed`: whether the runtime times polls (else the dump reports no poll times).
+    pub(crate) fn dump(&self, timed: bool) -> Vec<crate::runtime::TaskInfo> {
         use crate::runtime::{TaskInfo, TaskState};
         let mut out = Vec::new();
         for shard in self.shards.iter() {
@@ -134,7 +135,18 @@ impl<S: 'static> OwnedTasks<S> {
                 } else {
                     TaskState::Idle
                 };
-                out.push(TaskInfo { id: header.id(), spawn_location: header.spawned_at, state });
+                // SAFETY: as above for `header`: the list's reference keeps the task allocated
+                // while the shard lock is held, which it is for this view's whole use.
+                let stats = unsafe { TaskRef::from_raw(node) }.stats().snapshot();
+                out.push(TaskInfo {
+                    id: header.id(),
+                    spawn_location: header.spawned_at,
+                    state,
+                    age: stats.age,
+                    poll_count: stats.polls,
+                    total_poll_time: timed.then_some(stats.total_poll_time),
+                    max_poll_time: timed.then_some(stats.max_poll_time),
+                });
                 // SAFETY: `node` is live and linked in this shard, whose lock `g` we hold.
                 cur = unsafe { next(node) };
             }

@@ -43,8 +43,8 @@
 //! # Files
 //! `state` (the word), `core` (cell layout), `raw` (vtable, reference types), `harness`
 //! (typed poll/complete/cancel), `waker`, `join`, `abort`, `error`, `id`, `list` (owned
-//! tasks), `coop` (budget), `yield_now`, `join_set`, `local` (LocalSet, spawn_local),
-//! `block_in_place`.
+//! tasks), `stats` (per-task poll count, poll time, age), `coop` (budget), `yield_now`,
+//! `join_set`, `local` (LocalSet, spawn_local), `block_in_place`.
 
 mod abort;
 mod block_in_place;
@@ -60,6 +60,7 @@ mod local;
 pub(crate) mod panic_hook;
 pub(crate) mod raw;
 mod state;
+pub(crate) mod stats;
 mod task_local;
 mod waker;
 mod yield_now;
@@ -110,6 +111,20 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     /// The task reached its end (completed, panicked or cancelled); called once per task,
     /// for the runtime metrics' live-task count.
     fn task_terminated(&self) {}
+
+    /// Whether polls are timed for the per-task statistics (`stats.rs`): true only when the
+    /// runtime times polls anyway (the poll-time histogram is on).
+    fn time_polls(&self) -> bool {
+        false
+    }
+
+    /// Whether wake → poll latencies are measured (the schedule-latency histogram is on).
+    fn time_schedules(&self) -> bool {
+        false
+    }
+
+    /// A task woken `latency` ago starts its poll now (on the calling thread).
+    fn record_schedule_latency(&self, _latency: std::time::Duration) {}
 
     /// Whether panics in this scheduler's tasks skip the process panic hook.
     fn silence_panics(&self) -> bool {

@@ -26,6 +26,7 @@ use std::task::Waker;
 use super::core::{Cell, Header};
 use super::harness;
 use super::state::{State, TransitionToNotifiedByRef, TransitionToNotifiedByVal};
+use super::stats::TaskStats;
 use super::{Id, Schedule};
 
 /// Functions that need the concrete future and scheduler types. Each takes the header of the
@@ -45,6 +46,8 @@ pub(crate) struct Vtable {
     pub(super) drop_join_handle_slow: unsafe fn(NonNull<Header>),
     /// Gives up one reference (the owned list's or a drained `Runnable`'s): cancels the task.
     pub(super) shutdown: unsafe fn(NonNull<Header>),
+    /// The task's statistics (in the trailer, whose offset depends on the future's type).
+    pub(super) stats: unsafe fn(NonNull<Header>) -> NonNull<TaskStats>,
 }
 
 /// Allocates a task cell and returns its two initial references.
@@ -92,6 +95,13 @@ impl<'a> TaskRef<'a> {
 
     pub(crate) fn header_ptr(self) -> NonNull<Header> {
         self.ptr
+    }
+
+    /// The task's statistics (poll count, poll time, age), for the task dump.
+    pub(crate) fn stats(self) -> &'a TaskStats {
+        // SAFETY: the vtable in a header is that cell's own (`Cell::new`), and `from_raw`'s
+        // contract keeps the cell, and so its trailer, allocated for `'a`.
+        unsafe { (self.header().vtable.stats)(self.ptr).as_ref() }
     }
 
     /// Takes a new reference to the task.

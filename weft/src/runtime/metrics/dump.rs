@@ -1,12 +1,13 @@
 //! The task dump: `Handle::dump_tasks()` lists the runtime's live tasks with their id, spawn
-//! location and state, read from the owned-task lists under their shard locks.
+//! location, state, age, poll count and poll time, read from the owned-task lists under their
+//! shard locks (the per-task counters are in `task/stats.rs`).
 //!
 //! What is listed: tasks in the owned lists, i.e. every task that has gone idle at least once
 //! (tasks join the list lazily, see `task/list.rs`). A task that is queued for its first poll
-//! or is in its first poll is not listed yet. Per-task age, poll count and poll time are not
-//! recorded (not done: they need per-task fields written on every poll).
+//! or is in its first poll is not listed yet.
 
 use std::panic::Location;
+use std::time::Duration;
 
 use crate::task::Id;
 
@@ -24,7 +25,22 @@ pub enum TaskState {
     Complete,
 }
 
+impl TaskState {
+    /// The state as a lower-case word (`idle`, `scheduled`, `running`, `complete`), as the
+    /// `/tasks` endpoint writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Idle => "idle",
+            TaskState::Scheduled => "scheduled",
+            TaskState::Running => "running",
+            TaskState::Complete => "complete",
+        }
+    }
+}
+
 /// One live task in a [`Handle::dump_tasks`](crate::runtime::Handle::dump_tasks) result.
+///
+/// weft only: tokio's task dump (unstable) gives backtraces, not counters.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct TaskInfo {
@@ -32,4 +48,14 @@ pub struct TaskInfo {
     /// The `spawn` call that created the task.
     pub spawn_location: &'static Location<'static>,
     pub state: TaskState,
+    /// Time since the task first went idle (joined the owned list; millisecond resolution).
+    /// Not since `spawn`: that would cost a clock read per spawn.
+    pub age: Duration,
+    /// Polls so far, including one in progress.
+    pub poll_count: u64,
+    /// Total time spent in polls; `None` unless the runtime times polls
+    /// (`Builder::enable_metrics_poll_time_histogram`).
+    pub total_poll_time: Option<Duration>,
+    /// The longest single poll (microsecond resolution); `None` as for `total_poll_time`.
+    pub max_poll_time: Option<Duration>,
 }

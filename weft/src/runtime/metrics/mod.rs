@@ -33,11 +33,15 @@
 //! # Task identity
 //! Every task's header records its spawn location (`#[track_caller]` down the spawn path to
 //! `task::new_task`: one pointer per task, no clock read). `Handle::dump_tasks` walks the
-//! owned-task lists (`dump.rs`).
+//! owned-task lists (`dump.rs`) and reads each task's statistics (`task/stats.rs`: poll count
+//! always, poll times with poll timing on, age from one clock read when the task first goes
+//! idle), kept in the cell's trailer rather than the header every queue operation touches.
 //!
 //! # Histograms
 //! `histogram.rs`: log-linear buckets (4 per power of two from 128 ns to ~69 s). The
-//! poll-time histogram is per worker (batched like the counters); the blocking-pool
+//! poll-time histogram is per worker (batched like the counters); the schedule-latency
+//! histogram (opt-in: wake → start of the poll, from a timestamp in the task's cold
+//! statistics, `task/stats.rs`) is per worker, added to by the polling worker; the blocking-pool
 //! queue-latency histogram is one set of shared atomics (a blocking spawn is a
 //! microsecond-scale hand-off to another thread, so a relaxed add is free by comparison).
 //!
@@ -73,14 +77,21 @@ pub(crate) struct MetricsConfig {
     pub(crate) poll_time_histogram: bool,
     /// Submit → start latency of blocking-pool closures.
     pub(crate) blocking_queue_latency_histogram: bool,
+    /// Wake → poll latency of tasks (a clock read per wake and per poll; per-worker histograms).
+    pub(crate) schedule_latency_histogram: bool,
 }
 
 impl MetricsConfig {
-    /// The defaults, with `WEFT_METRICS_POLL_TIME_HISTOGRAM=1` turning the poll-time
-    /// histogram on (so the lab can measure its cost without code changes).
+    /// The defaults, with `WEFT_METRICS_POLL_TIME_HISTOGRAM=1` and
+    /// `WEFT_METRICS_SCHEDULE_LATENCY_HISTOGRAM=1` turning those histograms on (so their cost
+    /// can be measured without code changes).
     pub(crate) fn from_env() -> MetricsConfig {
-        let poll_time_histogram = std::env::var("WEFT_METRICS_POLL_TIME_HISTOGRAM").is_ok_and(|v| v == "1");
-        MetricsConfig { poll_time_histogram, blocking_queue_latency_histogram: true }
+        let on = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
+        MetricsConfig {
+            poll_time_histogram: on("WEFT_METRICS_POLL_TIME_HISTOGRAM"),
+            blocking_queue_latency_histogram: true,
+            schedule_latency_histogram: on("WEFT_METRICS_SCHEDULE_LATENCY_HISTOGRAM"),
+        }
     }
 }
 
@@ -100,7 +111,9 @@ pub(crate) struct SchedulerMetrics {
 impl SchedulerMetrics {
     pub(crate) fn new(num_workers: usize, config: MetricsConfig) -> SchedulerMetrics {
         SchedulerMetrics {
-            workers: (0..num_workers).map(|_| WorkerMetrics::new(config.poll_time_histogram)).collect(),
+            workers: (0..num_workers)
+                .map(|_| WorkerMetrics::new(config.poll_time_histogram, config.schedule_latency_histogram))
+                .collect(),
             remote_schedule_count: AtomicU64::new(0),
             remote_spawned_count: AtomicU64::new(0),
             remote_terminated_count: AtomicU64::new(0),
@@ -119,6 +132,14 @@ impl SchedulerMetrics {
 
     pub(crate) fn inc_remote_terminated(&self) {
         self.remote_terminated_count.fetch_add(1, Relaxed);
+    }
+
+    /// A task scheduled `latency` ago is being polled by worker `worker` (its own histogram, so
+    /// the relaxed adds stay on a line that worker alone writes, except for polls off the workers).
+    pub(crate) fn record_schedule_latency(&self, worker: usize, latency: std::time::Duration) {
+        if let Some(h) = self.workers.get(worker).and_then(|w| w.schedule_latency.as_ref()) {
+            h.record_shared(latency.as_nanos().min(u64::MAX as u128) as u64);
+        }
     }
 
     /// A blocking-pool closure queued at `queued_at` starts now.

@@ -172,6 +172,24 @@ impl RuntimeMetrics {
         Duration::from_nanos(self.w(worker).poll_histogram.as_ref().map_or(0, |h| h.sum()))
     }
 
+    /// weft only: whether the schedule-latency histogram is on
+    /// (`Builder::enable_metrics_schedule_latency_histogram`).
+    pub fn schedule_latency_histogram_enabled(&self) -> bool {
+        self.m().config.schedule_latency_histogram
+    }
+
+    /// weft only: polls by `worker` whose wake → poll latency fell in `bucket` (the buckets of
+    /// `poll_time_histogram_bucket_range`); 0 when the histogram is disabled. Counts wake-ups
+    /// (and yields), not the first poll after `spawn`.
+    pub fn schedule_latency_histogram_bucket_count(&self, worker: usize, bucket: usize) -> u64 {
+        self.w(worker).schedule_latency.as_ref().map_or(0, |h| h.get(bucket))
+    }
+
+    /// weft only: the sum of worker `worker`'s schedule latencies (zero when disabled).
+    pub fn schedule_latency_histogram_sum(&self, worker: usize) -> Duration {
+        Duration::from_nanos(self.w(worker).schedule_latency.as_ref().map_or(0, |h| h.sum()))
+    }
+
     /// weft only: the sum of all blocking-pool queue latencies recorded.
     pub fn blocking_queue_latency_histogram_sum(&self) -> Duration {
         Duration::from_nanos(self.m().blocking_queue_latency.as_ref().map_or(0, |h| h.sum()))

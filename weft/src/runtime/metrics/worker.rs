@@ -72,10 +72,13 @@ pub(crate) struct WorkerMetrics {
     pub(crate) mean_poll_time_ns: AtomicU64,
     /// Present when the poll-time histogram is enabled.
     pub(crate) poll_histogram: Option<AtomicHistogram>,
+    /// Present when the schedule-latency histogram is enabled; added to directly by the
+    /// polling thread (this worker, bar polls off the workers), not batched.
+    pub(crate) schedule_latency: Option<AtomicHistogram>,
 }
 
 impl WorkerMetrics {
-    pub(crate) fn new(poll_histogram: bool) -> WorkerMetrics {
+    pub(crate) fn new(poll_histogram: bool, schedule_latency: bool) -> WorkerMetrics {
         WorkerMetrics {
             park_count: AtomicU64::new(0),
             park_unpark_count: AtomicU64::new(0),
@@ -91,6 +94,7 @@ impl WorkerMetrics {
             forced_yield_count: AtomicU64::new(0),
             mean_poll_time_ns: AtomicU64::new(0),
             poll_histogram: poll_histogram.then(AtomicHistogram::new),
+            schedule_latency: schedule_latency.then(AtomicHistogram::new),
         }
     }
 
@@ -131,7 +135,6 @@ pub(crate) struct MetricsBatch {
     /// Per-poll timing on (the poll-time histogram is enabled).
     timing: bool,
     poll_histogram: Option<HistogramBatch>,
-    poll_started: Instant,
 }
 
 impl MetricsBatch {
@@ -158,7 +161,6 @@ impl MetricsBatch {
             polls_at_unpark: u64::MAX,
             timing: poll_histogram,
             poll_histogram: poll_histogram.then(HistogramBatch::new),
-            poll_started: Instant::now(),
         }
     }
 
@@ -175,14 +177,19 @@ impl MetricsBatch {
     pub(crate) fn start_poll(&mut self) {
         self.poll_count += 1;
         if self.timing {
-            self.poll_started = Instant::now();
+            // Clear a value left by a poll this worker did not run (none is expected).
+            let _ = crate::task::stats::take_last_poll_nanos();
         }
     }
 
+    /// With timing on, the task harness timed the poll (`task/stats.rs`, for the task's own
+    /// statistics) and left the duration in a thread-local: one pair of clock reads serves both
+    /// the task and this histogram. A run that polled no future (a cancelled or finished task)
+    /// counts as 0 ns.
     #[inline]
     pub(crate) fn end_poll(&mut self) {
         if self.timing {
-            let ns = self.poll_started.elapsed().as_nanos() as u64;
+            let ns = crate::task::stats::take_last_poll_nanos().unwrap_or(0);
             if let Some(h) = self.poll_histogram.as_mut() {
                 h.record(ns);
             }

@@ -403,6 +403,18 @@ impl Schedule for Arc<Handle> {
         self.config.silence_task_panics
     }
 
+    fn time_polls(&self) -> bool {
+        self.metrics.config.poll_time_histogram
+    }
+
+    fn time_schedules(&self) -> bool {
+        self.metrics.config.schedule_latency_histogram
+    }
+
+    fn record_schedule_latency(&self, latency: std::time::Duration) {
+        self.metrics.record_schedule_latency(0, latency);
+    }
+
     fn task_terminated(&self) {
         if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
             self.metrics.inc_remote_terminated();

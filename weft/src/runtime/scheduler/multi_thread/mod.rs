@@ -279,6 +279,23 @@ impl Schedule for Arc<Handle> {
         self.config.silence_task_panics
     }
 
+    fn time_polls(&self) -> bool {
+        self.metrics.config.poll_time_histogram
+    }
+
+    fn time_schedules(&self) -> bool {
+        self.metrics.config.schedule_latency_histogram
+    }
+
+    fn record_schedule_latency(&self, latency: std::time::Duration) {
+        // The polling worker's own histogram; a poll off the workers counts on worker 0's.
+        let worker = crate::runtime::context::with_scheduler(|cx| match cx {
+            Some(crate::runtime::scheduler::Context::MultiThread(cx)) if Arc::ptr_eq(&cx.handle, self) => cx.index,
+            _ => 0,
+        });
+        self.metrics.record_schedule_latency(worker, latency);
+    }
+
     fn task_terminated(&self) {
         if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
             self.metrics.inc_remote_terminated();
