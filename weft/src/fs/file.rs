@@ -218,6 +218,19 @@ impl File {
         asyncify(move || std.set_len(size)).await
     }
 
+    /// Sets the access and/or modification time (after pending writes drained, so a
+    /// write-behind cannot land after it and overwrite the times).
+    pub async fn set_times(&self, times: std::fs::FileTimes) -> io::Result<()> {
+        let _inner = self.settle(false).await?;
+        let std = self.std.clone();
+        asyncify(move || std.set_times(times)).await
+    }
+
+    /// `set_times` with only the modification time.
+    pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        self.set_times(std::fs::FileTimes::new().set_modified(time)).await
+    }
+
     /// The file's metadata (after pending writes drained, so the length includes them).
     pub async fn metadata(&self) -> io::Result<Metadata> {
         let _inner = self.settle(false).await?;

@@ -6,19 +6,22 @@
 //! defining look-alikes, is what makes `use weft as tokio;` code, tokio-util codecs and
 //! tokio-rustls work on weft sockets unchanged. `Interest` and `Ready` are weft's own (tokio
 //! only exposes them with its `net` feature, which would pull in its reactor). `stdin`,
-//! `stdout` and `stderr` are weft's, run on the blocking pool (`stdio.rs`).
+//! `stdout` and `stderr` are weft's, run on the blocking pool (`stdio.rs`); so are `empty`,
+//! `repeat` and `sink` (`util.rs`), which must spend weft's coop budget, not tokio's.
 
 mod ready;
 mod stdio;
 #[cfg(unix)]
 pub mod unix;
+mod util;
 
 pub use ready::{Interest, Ready};
 pub use stdio::{stderr, stdin, stdout, Stderr, Stdin, Stdout};
+pub use util::{empty, repeat, sink, Empty, Repeat, Sink};
 
 pub use std::io::{Error, ErrorKind, Result};
 pub use tokio::io::{
-    copy, copy_bidirectional, copy_buf, duplex, empty, join, repeat, sink, split, AsyncBufRead, AsyncBufReadExt,
-    AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter,
-    DuplexStream, Empty, Join, Lines, ReadBuf, ReadHalf, Repeat, SeekFrom, Sink, Split, Take, WriteHalf,
+    copy, copy_bidirectional, copy_bidirectional_with_sizes, copy_buf, duplex, join, simplex, split, AsyncBufRead,
+    AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream,
+    BufWriter, DuplexStream, Join, Lines, ReadBuf, ReadHalf, SeekFrom, SimplexStream, Split, Take, WriteHalf,
 };

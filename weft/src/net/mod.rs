@@ -11,6 +11,7 @@
 //! name) runs the system resolver on the blocking pool; literal addresses resolve inline.
 
 mod addr;
+mod std_conv;
 pub mod tcp;
 mod udp;
 pub mod unix;
@@ -19,3 +20,26 @@ pub use addr::{lookup_host, ToSocketAddrs};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
 pub use unix::{UnixDatagram, UnixListener, UnixStream};
+
+/// One non-blocking `read` into `buf`'s spare capacity, advancing `buf` by what was read
+/// (the `try_read_buf` methods). `std::io::Read` needs initialised memory, so the spare
+/// capacity is zeroed first (cheap next to the syscall).
+pub(crate) fn read_into_buf<R, B>(reader: R, buf: &mut B) -> std::io::Result<usize>
+where
+    R: std::io::Read,
+    B: bytes::BufMut,
+{
+    let mut reader = reader;
+    let chunk = buf.chunk_mut();
+    let len = chunk.len();
+    // SAFETY: `chunk` is `len` writable bytes owned by `buf`; zeroing them first makes the
+    // slice initialised, so viewing it as `&mut [u8]` is sound.
+    let dst = unsafe {
+        std::ptr::write_bytes(chunk.as_mut_ptr(), 0, len);
+        std::slice::from_raw_parts_mut(chunk.as_mut_ptr(), len)
+    };
+    let n = reader.read(dst)?;
+    // SAFETY: `read` initialised (wrote) the first `n <= len` bytes of the spare capacity.
+    unsafe { buf.advance_mut(n) };
+    Ok(n)
+}

@@ -207,6 +207,12 @@ impl UnixDatagram {
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixDatagram> {
         Ok(UnixDatagram { io: PollEvented::new(mio::net::UnixDatagram::bind(path)?)? })
     }
+    /// Wraps a std socket (switched to non-blocking). Needs a runtime with I/O.
+    #[track_caller]
+    pub fn from_std(datagram: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
+        datagram.set_nonblocking(true)?;
+        Ok(UnixDatagram { io: PollEvented::new(mio::net::UnixDatagram::from_std(datagram))? })
+    }
     #[track_caller]
     pub fn unbound() -> io::Result<UnixDatagram> {
         Ok(UnixDatagram { io: PollEvented::new(mio::net::UnixDatagram::unbound()?)? })

@@ -35,6 +35,9 @@ pub struct Builder {
     max_blocking_threads: usize,
     thread_keep_alive: std::time::Duration,
     metrics: super::metrics::MetricsConfig,
+    name: Option<String>,
+    io_events_per_tick: usize,
+    io_events_per_busy_tick: Option<usize>,
 }
 
 /// Default ticks between checks of the injection queue (a prime, so it does not beat in step
@@ -73,6 +76,9 @@ impl Builder {
             max_blocking_threads: super::blocking::default_max_threads(),
             thread_keep_alive: super::blocking::DEFAULT_KEEP_ALIVE,
             metrics: super::metrics::MetricsConfig::from_env(),
+            name: None,
+            io_events_per_tick: super::io::EVENTS_CAPACITY,
+            io_events_per_busy_tick: None,
         }
     }
 
@@ -213,6 +219,31 @@ impl Builder {
         self
     }
 
+    /// Names the runtime (`Handle::name`). Panics on an empty or all-whitespace name.
+    pub fn name(&mut self, val: impl Into<String>) -> &mut Self {
+        let val = val.into();
+        assert!(!val.trim().is_empty(), "runtime name shouldn't be empty");
+        self.name = Some(val);
+        self
+    }
+
+    /// How many I/O events one turn of the driver takes at most (default 1024). Events beyond
+    /// it stay ready in the kernel for the next turn. Panics on 0.
+    pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_tick must be non-zero");
+        self.io_events_per_tick = capacity;
+        self
+    }
+
+    /// How many I/O events a worker takes when it polls the driver while it still has tasks
+    /// to run (default: the same as `max_io_events_per_tick`). A small batch keeps a busy
+    /// worker from waking more tasks than its queue holds. Panics on 0.
+    pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_busy_tick must be non-zero");
+        self.io_events_per_busy_tick = Some(capacity);
+        self
+    }
+
     /// Builds the runtime, starting its worker threads.
     pub fn build(&mut self) -> io::Result<Runtime> {
         let config = Config {
@@ -222,10 +253,12 @@ impl Builder {
             metrics: self.metrics,
             on_thread_park: self.on_thread_park.clone().map(super::ThreadHook),
             on_thread_unpark: self.on_thread_unpark.clone().map(super::ThreadHook),
+            name: self.name.clone(),
         };
         let blocking = super::blocking::BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive);
-        let (driver, driver_handle) =
+        let (mut driver, driver_handle) =
             Driver::new(self.enable_time, self.enable_io, matches!(self.kind, Kind::CurrentThread), self.start_paused)?;
+        driver.set_io_event_limits(self.io_events_per_tick, self.io_events_per_busy_tick);
         match self.kind {
             Kind::CurrentThread => {
                 let handle = scheduler::current_thread::create(driver, driver_handle, blocking, config);

@@ -69,6 +69,16 @@ impl Handle {
         }
     }
 
+    /// Runs a blocking closure on this runtime's blocking pool (see `task::spawn_blocking`).
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, func: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.inner.spawn_blocking(func)
+    }
+
     /// Runs `future` to completion on this thread. Panics inside a runtime.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
@@ -89,6 +99,14 @@ impl Handle {
             scheduler::Handle::MultiThread(h) => &**h as *const _ as usize,
         };
         super::Id::from_addr(addr)
+    }
+
+    /// The name given with `Builder::name`, if any.
+    pub fn name(&self) -> Option<&str> {
+        match &self.inner {
+            scheduler::Handle::CurrentThread(h) => h.config.name.as_deref(),
+            scheduler::Handle::MultiThread(h) => h.config.name.as_deref(),
+        }
     }
 
     pub fn runtime_flavor(&self) -> RuntimeFlavor {

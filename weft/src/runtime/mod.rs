@@ -60,6 +60,8 @@ pub(crate) struct Config {
     /// `Builder::on_thread_park` / `on_thread_unpark`.
     pub(crate) on_thread_park: Option<ThreadHook>,
     pub(crate) on_thread_unpark: Option<ThreadHook>,
+    /// `Builder::name`.
+    pub(crate) name: Option<String>,
 }
 
 /// A user thread hook kept by the scheduler. Only ever called, never inspected, so a panic
@@ -97,6 +99,12 @@ struct Workers {
     threads: Vec<crate::loom::thread::JoinHandle<()>>,
     alive: AliveCount,
 }
+
+// The join handles are only joined during shutdown (which takes the `Runtime` by value or in
+// `Drop`): a panic caught across a `&Runtime` cannot observe them half-updated. Declared
+// unwind-safe so `Runtime` is, as tokio's is.
+impl std::panic::RefUnwindSafe for Workers {}
+impl std::panic::UnwindSafe for Workers {}
 
 /// Number of worker threads still running, and the condvar `Runtime::drop` waits on.
 pub(crate) type AliveCount = Arc<(Mutex<usize>, Condvar)>;
@@ -138,6 +146,21 @@ impl Runtime {
 
     pub fn handle(&self) -> &Handle {
         &self.handle
+    }
+
+    /// Runs a blocking closure on this runtime's blocking pool (see `task::spawn_blocking`).
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, func: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(func)
+    }
+
+    /// The runtime's metrics: the same as `self.handle().metrics()`.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
     }
 
     /// Makes this runtime the current one for this thread until the guard is dropped.

@@ -328,12 +328,16 @@ impl Future for Acquire<'_> {
                 Err(TryAcquireError::Closed) => Poll::Ready(Err(AcquireError)),
                 Err(TryAcquireError::NoPermits) => this.sem.poll_acquire_slow(&this.node, this.needed, cx.waker()),
             },
+            // A closed semaphore fails even a fully granted acquire (as tokio's): the permits
+            // go back in `Drop`, so a closed channel sees its capacity return.
+            GRANTED if this.sem.is_closed() => Poll::Ready(Err(AcquireError)),
             GRANTED => Poll::Ready(Ok(())),
             CANCELLED_BY_CLOSE => Poll::Ready(Err(AcquireError)),
             _ => {
                 let _waiters = lock(&this.sem.waiters);
                 // Re-check under the mutex: a releaser may have granted us since the load.
                 match this.node.data.state.load(Acquire) {
+                    GRANTED if this.sem.is_closed() => Poll::Ready(Err(AcquireError)),
                     GRANTED => Poll::Ready(Ok(())),
                     CANCELLED_BY_CLOSE => Poll::Ready(Err(AcquireError)),
                     _ => {
@@ -351,9 +355,23 @@ impl Future for Acquire<'_> {
         };
         if result.is_ready() {
             coop.made_progress();
+        }
+        // Only a success hands the permits to the caller; after a failure `Drop` still gives
+        // back whatever this acquire was granted or partially assigned.
+        if let Poll::Ready(Ok(())) = result {
             this.done = true;
         }
         result
+    }
+}
+
+impl Acquire<'_> {
+    /// Gives back what a queued acquire had been assigned before `close` unlinked it.
+    fn release_partial(&self) {
+        // SAFETY: `close` unlinked the node and stored CANCELLED_BY_CLOSE as its last touch
+        // (Release, read with Acquire by our caller): nobody else reaches `remaining` now.
+        let remaining = unsafe { self.node.data.remaining.with(|r| *r) };
+        self.sem.release(self.needed - remaining);
     }
 }
 
@@ -363,7 +381,8 @@ impl Drop for Acquire<'_> {
             return;
         }
         match self.node.data.state.load(Acquire) {
-            IDLE | CANCELLED_BY_CLOSE => {}
+            IDLE => {}
+            CANCELLED_BY_CLOSE => self.release_partial(),
             GRANTED => self.sem.release(self.needed),
             _ => {
                 let mut waiters = lock(&self.sem.waiters);
@@ -372,7 +391,10 @@ impl Drop for Acquire<'_> {
                         drop(waiters);
                         self.sem.release(self.needed);
                     }
-                    CANCELLED_BY_CLOSE => {}
+                    CANCELLED_BY_CLOSE => {
+                        drop(waiters);
+                        self.release_partial();
+                    }
                     _ => {
                         // SAFETY: state QUEUED under the mutex means the node is linked in
                         // this semaphore's queue.

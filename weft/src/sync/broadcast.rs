@@ -181,6 +181,17 @@ impl<T> Shared<T> {
     }
 }
 
+impl<T: Clone> Sender<T> {
+    /// A sender of a new channel with no receiver yet (`subscribe` makes them). Panics like
+    /// [`channel`] on a zero or too large capacity.
+    #[track_caller]
+    pub fn new(capacity: usize) -> Sender<T> {
+        let (tx, rx) = channel(capacity);
+        drop(rx);
+        tx
+    }
+}
+
 impl<T> Sender<T> {
     /// Sends to every current receiver; returns how many there are. Fails (returning the
     /// value) when there are none. Never waits: the oldest value is overwritten.

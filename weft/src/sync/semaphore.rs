@@ -203,6 +203,11 @@ impl<'a> SemaphorePermit<'a> {
         self.permits as usize
     }
 
+    /// The semaphore these permits came from.
+    pub fn semaphore(&self) -> &'a Semaphore {
+        self.sem
+    }
+
     /// Moves `n` of this permit's permits into a new permit; `None` (and nothing moved) if
     /// this permit holds fewer than `n`.
     pub fn split(&mut self, n: usize) -> Option<Self> {

@@ -63,13 +63,15 @@ struct Shared<T> {
     value: RwLock<T>,
     version: AtomicUsize,
     receivers: AtomicUsize,
+    /// Live `Sender`s; the last one to go closes the channel.
+    senders: AtomicUsize,
     /// Receivers waiting in `changed()`.
     notify_rx: Notify,
     /// `Sender::closed()` waiting for the last receiver to go.
     notify_tx: Notify,
 }
 
-/// The sending half (one per channel).
+/// The sending half; clones share the channel, which closes when the last one is dropped.
 pub struct Sender<T> {
     shared: Arc<Shared<T>>,
 }
@@ -102,6 +104,7 @@ pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
         value: RwLock::new(init),
         version: AtomicUsize::new(0),
         receivers: AtomicUsize::new(1),
+        senders: AtomicUsize::new(1),
         notify_rx: Notify::new(),
         notify_tx: Notify::new(),
     });
@@ -186,6 +189,16 @@ impl<T> Sender<T> {
         self.shared.receivers.load(Acquire)
     }
 
+    /// Number of `Sender`s of this channel.
+    pub fn sender_count(&self) -> usize {
+        self.shared.senders.load(Acquire)
+    }
+
+    /// Whether `other` is a sender of the same channel.
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     pub fn is_closed(&self) -> bool {
         self.receiver_count() == 0
     }
@@ -202,10 +215,20 @@ impl<T> Sender<T> {
     }
 }
 
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        self.shared.senders.fetch_add(1, Relaxed);
+        Sender { shared: self.shared.clone() }
+    }
+}
+
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
-        self.shared.version.fetch_or(CLOSED, Release);
-        self.shared.notify_rx.notify_waiters();
+        // AcqRel: the last sender's CLOSED store comes after every other sender's sends.
+        if self.shared.senders.fetch_sub(1, AcqRel) == 1 {
+            self.shared.version.fetch_or(CLOSED, Release);
+            self.shared.notify_rx.notify_waiters();
+        }
     }
 }
 
@@ -284,6 +307,11 @@ impl<T> Receiver<T> {
 
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// True once every `Sender` is gone (the current value stays readable).
+    pub fn is_closed(&self) -> bool {
+        self.shared.version.load(Acquire) & CLOSED == CLOSED
     }
 }
 

@@ -119,6 +119,38 @@ impl<T> JoinSet<T> {
         self.insert(super::spawn_local(future))
     }
 
+    /// Spawns a `!Send` task on `local_set` into the set (it runs when that `LocalSet` is
+    /// driven).
+    #[track_caller]
+    pub fn spawn_local_on<F>(&mut self, future: F, local_set: &super::LocalSet) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+        T: 'static,
+    {
+        self.insert(local_set.spawn_local(future))
+    }
+
+    /// Runs a blocking closure on the current runtime's blocking pool, its result joining the
+    /// set like a task's. Panics outside a runtime.
+    #[track_caller]
+    pub fn spawn_blocking<F>(&mut self, f: F) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.insert(super::spawn_blocking(f))
+    }
+
+    /// Like [`spawn_blocking`](JoinSet::spawn_blocking), on `handle`'s runtime.
+    #[track_caller]
+    pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.insert(handle.spawn_blocking(f))
+    }
+
     /// Waits for the next task to complete; `None` when the set is empty.
     pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
         poll_fn(|cx| self.poll_join_next(cx)).await
@@ -201,6 +233,32 @@ impl<T> JoinSet<T> {
 impl<T> Default for JoinSet<T> {
     fn default() -> Self {
         JoinSet::new()
+    }
+}
+
+/// Spawns each future on the current runtime (panics outside one), as tokio's does.
+impl<T, F> FromIterator<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
+        let mut set = JoinSet::new();
+        set.extend(iter);
+        set
+    }
+}
+
+/// Spawns each future on the current runtime (panics outside one).
+impl<T, F> Extend<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    fn extend<I: IntoIterator<Item = F>>(&mut self, iter: I) {
+        for future in iter {
+            self.spawn(future);
+        }
     }
 }
 

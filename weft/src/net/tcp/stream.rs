@@ -92,6 +92,11 @@ impl TcpStream {
         socket2::SockRef::from(self.io.get_ref()).set_linger(dur)
     }
 
+    /// Sets `SO_LINGER` to zero: dropping the stream then resets the connection (RST).
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        socket2::SockRef::from(self.io.get_ref()).set_linger(Some(std::time::Duration::ZERO))
+    }
+
     /// `TCP_QUICKACK` (Linux): whether ACKs are sent immediately rather than delayed.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     pub fn quickack(&self) -> io::Result<bool> {
@@ -147,6 +152,12 @@ impl TcpStream {
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
         use std::io::Read;
         self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read_vectored(bufs))
+    }
+
+    /// Reads what is available now into `buf`'s spare capacity (advancing it); `WouldBlock`
+    /// if nothing is.
+    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.io.registration().try_io(Interest::READABLE, || crate::net::read_into_buf(self.io.get_ref(), buf))
     }
 
     /// Writes what fits now; `WouldBlock` if nothing does.

@@ -73,13 +73,17 @@ use scheduled_io::ScheduledIo;
 const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
 /// Released registrations that make the releasing thread wake the driver to free them.
 const RELEASE_BACKLOG_WAKE: usize = 16;
-/// Events fetched per turn; more wait for the next turn (edge-triggered: not lost).
-const EVENTS_CAPACITY: usize = 1024;
+/// Events fetched per turn by default (`Builder::max_io_events_per_tick`); more wait for the
+/// next turn (edge-triggered: they stay on epoll's ready list, nothing is lost).
+pub(crate) const EVENTS_CAPACITY: usize = 1024;
 
 /// Owned by the driver owner.
 pub(crate) struct Driver {
     poll: mio::Poll,
     events: mio::Events,
+    /// The smaller batch for turns taken while the worker still has tasks to run
+    /// (`Builder::max_io_events_per_busy_tick`); `None`: the same as `events`.
+    busy_events: Option<mio::Events>,
     tick: u16,
 }
 
@@ -167,7 +171,28 @@ impl Driver {
             }),
             metrics: Default::default(),
         };
-        Ok((Driver { poll, events: mio::Events::with_capacity(EVENTS_CAPACITY), tick: 0 }, handle))
+        let events = mio::Events::with_capacity(EVENTS_CAPACITY);
+        Ok((Driver { poll, events, busy_events: None, tick: 0 }, handle))
+    }
+
+    /// Sets how many events one turn takes: `per_tick` for ordinary turns, `per_busy_tick`
+    /// (when set) for the non-blocking turns of a worker that still has tasks to run.
+    pub(crate) fn set_event_limits(&mut self, per_tick: usize, per_busy_tick: Option<usize>) {
+        self.events = mio::Events::with_capacity(per_tick);
+        self.busy_events = per_busy_tick.map(mio::Events::with_capacity);
+    }
+
+    /// A non-blocking turn of a worker that still has tasks: takes at most the busy batch.
+    pub(crate) fn turn_busy(&mut self, handle: &Handle) -> bool {
+        match self.busy_events.take() {
+            Some(busy) => {
+                let ordinary = std::mem::replace(&mut self.events, busy);
+                let any = self.turn(handle, Some(Duration::ZERO));
+                self.busy_events = Some(std::mem::replace(&mut self.events, ordinary));
+                any
+            }
+            None => self.turn(handle, Some(Duration::ZERO)),
+        }
     }
 
     /// One turn: free released registrations, poll (at most `timeout`), dispatch events.

@@ -45,7 +45,6 @@ impl<T, S: Capacity> RxCore<T, S> {
             Poll::Ready(None) => return Poll::Ready(0),
             Poll::Pending => return Poll::Pending,
         };
-        buffer.reserve(limit.min(64));
         buffer.push(first);
         let mut n = 1;
         while n < limit {

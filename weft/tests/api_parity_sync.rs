@@ -1,0 +1,275 @@
+//! tokio API items added for the conformance run: `Notify::notify_last`, the mpsc rule that a
+//! closed receiver still gets what outstanding permits send, watch sender clones, JoinSet's
+//! blocking/local/iterator spawns, `Runtime::{metrics, spawn_blocking}`, `Builder::name` and
+//! the I/O event limits, and the small accessors. Every assertion is on behaviour (values,
+//! wake-ups, counts), never on timing.
+
+mod support;
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use weft::runtime::Builder;
+use weft::sync::{mpsc, watch, Notify, Semaphore, SetOnce};
+
+/// A waker that counts its wake-ups.
+#[derive(Default)]
+struct CountWakes(AtomicUsize);
+
+impl Wake for CountWakes {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+fn counting_waker() -> (Arc<CountWakes>, Waker) {
+    let counter = Arc::new(CountWakes::default());
+    (counter.clone(), Waker::from(counter))
+}
+
+fn poll_once<F: Future>(f: std::pin::Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
+    f.poll(&mut Context::from_waker(waker))
+}
+
+#[test]
+fn notify_last_wakes_the_newest_waiter_and_a_dropped_pick_passes_it_on() {
+    let notify = Notify::new();
+    let (_, waker) = counting_waker();
+    let mut a = pin!(notify.notified());
+    let mut b = pin!(notify.notified());
+    let mut c = Box::pin(notify.notified());
+    assert!(poll_once(a.as_mut(), &waker).is_pending());
+    assert!(poll_once(b.as_mut(), &waker).is_pending());
+    assert!(poll_once(c.as_mut(), &waker).is_pending());
+    notify.notify_last();
+    drop(c); // picked but never observed: the notification goes to the next newest, `b`
+    assert!(poll_once(b.as_mut(), &waker).is_ready());
+    assert!(poll_once(a.as_mut(), &waker).is_pending());
+    notify.notify_last();
+    assert!(poll_once(a.as_mut(), &waker).is_ready());
+    // With nobody waiting it stores a permit, like notify_one.
+    notify.notify_last();
+    assert!(poll_once(pin!(notify.notified()), &waker).is_ready());
+}
+
+#[test]
+fn closed_receiver_still_receives_from_an_outstanding_permit() {
+    let (tx, mut rx) = mpsc::channel::<u32>(2);
+    let permit = tx.try_reserve().unwrap();
+    rx.close();
+    assert!(tx.try_send(1).is_err(), "closed: new sends fail");
+    let (wakes, waker) = counting_waker();
+    let mut recv = Box::pin(rx.recv());
+    assert!(poll_once(recv.as_mut(), &waker).is_pending(), "a permit is out: not the end yet");
+    permit.send(7);
+    assert_eq!(wakes.0.load(SeqCst), 1);
+    assert_eq!(poll_once(recv.as_mut(), &waker), Poll::Ready(Some(7)));
+    drop(recv);
+    assert_eq!(rx.try_recv(), Err(mpsc::error::TryRecvError::Disconnected));
+}
+
+#[test]
+fn dropping_the_last_permit_wakes_a_closed_receiver_with_none() {
+    let (tx, mut rx) = mpsc::channel::<()>(4);
+    let permits = tx.try_reserve_many(2).unwrap();
+    rx.close();
+    assert_eq!(rx.try_recv(), Err(mpsc::error::TryRecvError::Empty));
+    let (wakes, waker) = counting_waker();
+    let mut recv = Box::pin(rx.recv());
+    assert!(poll_once(recv.as_mut(), &waker).is_pending());
+    drop(permits);
+    assert_eq!(wakes.0.load(SeqCst), 1);
+    assert_eq!(poll_once(recv.as_mut(), &waker), Poll::Ready(None));
+}
+
+#[test]
+fn cancelled_reservation_wakes_a_closed_receiver() {
+    let (tx, mut rx) = mpsc::channel::<()>(2);
+    let held = tx.try_reserve().unwrap();
+    let (_, noop) = counting_waker();
+    let mut reserve = Box::pin(tx.reserve_many(2));
+    assert!(poll_once(reserve.as_mut(), &noop).is_pending());
+    rx.close();
+    let (wakes, waker) = counting_waker();
+    let mut recv = Box::pin(rx.recv());
+    assert!(poll_once(recv.as_mut(), &waker).is_pending());
+    drop(held); // goes to the queued reservation: the channel is not idle yet
+    assert_eq!(wakes.0.load(SeqCst), 0);
+    drop(reserve); // hands its slot back: idle now
+    assert_eq!(wakes.0.load(SeqCst), 1);
+    assert_eq!(poll_once(recv.as_mut(), &waker), Poll::Ready(None));
+}
+
+#[test]
+fn reserve_many_above_capacity_fails_instead_of_panicking() {
+    let (tx, _rx) = mpsc::channel::<()>(1);
+    assert!(matches!(tx.try_reserve_many(2), Err(mpsc::error::TrySendError::Full(()))));
+    assert!(matches!(tx.try_reserve_many(usize::MAX), Err(mpsc::error::TrySendError::Full(()))));
+    assert!(futures::executor::block_on(tx.reserve_many(2)).is_err());
+}
+
+#[test]
+fn dropping_the_receiver_drops_every_queued_value_even_if_one_panics() {
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    struct Bomb(bool);
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, SeqCst);
+            if self.0 {
+                panic!("bomb");
+            }
+        }
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    tx.send(Bomb(true)).unwrap_or_else(|_| unreachable!());
+    tx.send(Bomb(false)).unwrap_or_else(|_| unreachable!());
+    tx.send(Bomb(false)).unwrap_or_else(|_| unreachable!());
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(rx)));
+    assert!(result.is_err());
+    assert_eq!(DROPS.load(SeqCst), 3);
+}
+
+#[test]
+fn blocking_recv_many_outside_a_runtime() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    for i in 0..3 {
+        tx.send(i).unwrap();
+    }
+    drop(tx);
+    let mut buf = Vec::new();
+    assert_eq!(rx.blocking_recv_many(&mut buf, 10), 3);
+    assert_eq!(buf, [0, 1, 2]);
+    assert_eq!(rx.blocking_recv_many(&mut buf, 10), 0);
+}
+
+#[test]
+fn watch_sender_clones_close_the_channel_only_when_all_are_gone() {
+    let (tx, rx) = watch::channel(0);
+    let tx2 = tx.clone();
+    assert_eq!(tx.sender_count(), 2);
+    drop(tx);
+    assert!(!rx.is_closed());
+    tx2.send(5).unwrap();
+    assert_eq!(*rx.borrow(), 5);
+    drop(tx2);
+    assert!(rx.is_closed());
+    assert!(rx.has_changed().is_err());
+}
+
+#[test]
+fn small_accessors() {
+    let sem = Semaphore::new(3);
+    let permit = sem.try_acquire().unwrap();
+    assert!(std::ptr::eq(permit.semaphore(), &sem));
+
+    let cell = weft::sync::OnceCell::new();
+    cell.set(1).unwrap();
+    let err = cell.set(2).unwrap_err();
+    assert!(err.is_already_init_err() && !err.is_initializing_err());
+
+    let set = SetOnce::from(4);
+    assert_eq!(set.get(), Some(&4));
+
+    let tx = weft::sync::broadcast::Sender::<u8>::new(2);
+    assert_eq!(tx.receiver_count(), 0);
+    let mut rx = tx.subscribe();
+    tx.send(9).unwrap();
+    assert_eq!(rx.try_recv(), Ok(9));
+}
+
+weft::task_local! {
+    static KEY: u32;
+}
+
+#[test]
+fn task_local_try_get() {
+    assert!(KEY.try_get().is_err());
+    support::ct().block_on(KEY.scope(3, async { assert_eq!(KEY.try_get().unwrap(), 3) }));
+}
+
+#[test]
+fn join_set_spawns_blocking_local_and_from_iterators() {
+    let rt = support::ct();
+    rt.block_on(async {
+        let mut set: weft::task::JoinSet<u32> = (0..3).map(|i| async move { i }).collect();
+        set.extend((3..5).map(|i| async move { i }));
+        set.spawn_blocking(|| 5);
+        set.spawn_blocking_on(|| 6, &weft::runtime::Handle::current());
+        let mut got = Vec::new();
+        while let Some(r) = set.join_next().await {
+            got.push(r.unwrap());
+        }
+        got.sort();
+        assert_eq!(got, (0..7).collect::<Vec<_>>());
+
+        let local = weft::task::LocalSet::new();
+        let mut set = weft::task::JoinSet::new();
+        let rc = std::rc::Rc::new(8);
+        set.spawn_local_on(async move { *rc }, &local);
+        local.run_until(async { assert_eq!(set.join_next().await.unwrap().unwrap(), 8) }).await;
+    });
+}
+
+#[test]
+fn runtime_metrics_spawn_blocking_and_name() {
+    let rt = Builder::new_multi_thread().worker_threads(2).name("parity-rt").build().unwrap();
+    assert_eq!(rt.metrics().num_workers(), 2);
+    assert_eq!(rt.handle().name(), Some("parity-rt"));
+    assert_eq!(rt.block_on(rt.spawn_blocking(|| 40 + 2)).unwrap(), 42);
+    assert_eq!(rt.block_on(rt.handle().spawn_blocking(|| 1)).unwrap(), 1);
+    assert_eq!(support::ct().handle().name(), None);
+}
+
+#[test]
+#[should_panic(expected = "runtime name shouldn't be empty")]
+fn empty_runtime_name_panics() {
+    Builder::new_current_thread().name(" ");
+}
+
+#[test]
+#[should_panic(expected = "max_io_events_per_busy_tick must be non-zero")]
+fn zero_busy_tick_panics() {
+    Builder::new_multi_thread().max_io_events_per_busy_tick(0);
+}
+
+#[test]
+fn runtime_is_unwind_safe() {
+    fn is_ref_unwind_safe<T: std::panic::RefUnwindSafe>() {}
+    is_ref_unwind_safe::<weft::runtime::Runtime>();
+}
+
+trait Method {
+    fn run(self) -> u32;
+}
+
+impl Method for u32 {
+    #[weft::main]
+    async fn run(self) -> u32 {
+        self + 1
+    }
+}
+
+#[test]
+fn main_attribute_on_a_method_taking_self() {
+    assert_eq!(41.run(), 42);
+}
+
+#[weft::test(name = "named-by-attribute")]
+async fn test_attribute_names_the_runtime() {
+    assert_eq!(weft::runtime::Handle::current().name(), Some("named-by-attribute"));
+}
+
+#[weft::test]
+async fn select_with_only_else_and_a_borrowed_temporary() {
+    let v = weft::select! {
+        else => 1,
+    };
+    assert_eq!(v, 1);
+    let w = weft::select! {
+        x = &mut std::future::ready(2) => x,
+    };
+    assert_eq!(w, 2);
+}
