@@ -113,12 +113,14 @@ fn parse_args(args: TokenStream2, kind: Kind) -> syn::Result<Config> {
                      a panicking task's JoinHandle returns the panic as a JoinError",
                 ))
             }
-            _ => return Err(syn::Error::new(
-                meta.path.span(),
-                format!(
+            _ => {
+                return Err(syn::Error::new(
+                    meta.path.span(),
+                    format!(
                     "unknown argument `{name}`; expected `flavor`, `worker_threads`, `start_paused`, `name` or `crate`"
                 ),
-            )),
+                ))
+            }
         }
     }
     if let (Flavor::CurrentThread | Flavor::Local, Some((_, span))) = (config.flavor, config.worker_threads) {

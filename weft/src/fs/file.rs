@@ -281,8 +281,11 @@ impl File {
 
     /// Sets the largest buffer one hop uses: the most one read hop fetches and the most the
     /// write-behind holds (default 2 MiB, tokio's default too).
+    /// Panics on 0 (tokio's message).
+    #[track_caller]
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
-        self.max_buf_size = max_buf_size.max(1);
+        assert!(max_buf_size > 0, "`max_buf_size` must be greater than 0");
+        self.max_buf_size = max_buf_size;
     }
 
     /// The current `max_buf_size`.
@@ -368,6 +371,29 @@ impl AsyncWrite for File {
             inner.drop_ahead();
         }
         Poll::Ready(res)
+    }
+
+    /// Gathers the slices (up to `max_buf_size` bytes) into one write-behind hop, so a
+    /// vectored write moves as much as a plain one would.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let limit = self.max_buf_size;
+        let mut gathered = Vec::new();
+        for b in bufs {
+            let take = b.len().min(limit - gathered.len());
+            gathered.extend_from_slice(&b[..take]);
+            if gathered.len() == limit {
+                break;
+            }
+        }
+        self.poll_write(cx, &gathered)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

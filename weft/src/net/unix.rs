@@ -11,7 +11,7 @@ use std::task::{ready, Context, Poll};
 
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use crate::runtime::io::registration::PollEvented;
-use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::io::scheduled_io::{Direction, READABLE, WRITABLE};
 
 /// A Unix-domain listening socket.
 pub struct UnixListener {
@@ -38,7 +38,10 @@ impl UnixListener {
 
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         let (s, addr) = ready!(self.io.registration().poll_io(cx, Direction::Read, || self.io.get_ref().accept()))?;
-        Poll::Ready(UnixStream::new(s).map(|s| (s, addr)))
+        let stream = UnixStream::new(s)?;
+        // As for TCP: an accepted stream may hold data before the driver's first event.
+        stream.io.registration().assume_ready(READABLE | WRITABLE);
+        Poll::Ready(Ok((stream, addr)))
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -76,7 +79,11 @@ impl UnixStream {
     #[track_caller]
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let (a, b) = mio::net::UnixStream::pair()?;
-        Ok((UnixStream::new(a)?, UnixStream::new(b)?))
+        let (a, b) = (UnixStream::new(a)?, UnixStream::new(b)?);
+        // A fresh pair is writable at once (tokio assumes it too).
+        a.io.registration().assume_ready(WRITABLE);
+        b.io.registration().assume_ready(WRITABLE);
+        Ok((a, b))
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {

@@ -220,6 +220,7 @@ impl Builder {
     }
 
     /// Names the runtime (`Handle::name`). Panics on an empty or all-whitespace name.
+    #[track_caller]
     pub fn name(&mut self, val: impl Into<String>) -> &mut Self {
         let val = val.into();
         assert!(!val.trim().is_empty(), "runtime name shouldn't be empty");
@@ -229,6 +230,7 @@ impl Builder {
 
     /// How many I/O events one turn of the driver takes at most (default 1024). Events beyond
     /// it stay ready in the kernel for the next turn. Panics on 0.
+    #[track_caller]
     pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
         assert!(capacity > 0, "max_io_events_per_tick must be non-zero");
         self.io_events_per_tick = capacity;
@@ -238,6 +240,7 @@ impl Builder {
     /// How many I/O events a worker takes when it polls the driver while it still has tasks
     /// to run (default: the same as `max_io_events_per_tick`). A small batch keeps a busy
     /// worker from waking more tasks than its queue holds. Panics on 0.
+    #[track_caller]
     pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
         assert!(capacity > 0, "max_io_events_per_busy_tick must be non-zero");
         self.io_events_per_busy_tick = Some(capacity);

@@ -453,10 +453,15 @@ impl<T: Clone> Receiver<T> {
         }
         if let Some(waker) = waker {
             let cell = &mut tail.wakers[self.id];
-            match cell {
-                Some(old) if old.will_wake(waker) => {}
-                _ => *cell = Some(waker.clone()),
-            }
+            let replaced = match cell {
+                Some(old) if old.will_wake(waker) => None,
+                _ => cell.replace(waker.clone()),
+            };
+            // A replaced waker is dropped after both locks are released: its destructor is
+            // user code, which may send on this channel (taking the tail lock).
+            drop(slot);
+            drop(tail);
+            drop(replaced);
         }
         Attempt::Empty
     }

@@ -136,10 +136,12 @@ impl<T: ?Sized> RwLock<T> {
         Ok(RwLockWriteGuard { lock: self })
     }
 
+    #[track_caller]
     pub fn blocking_read(&self) -> RwLockReadGuard<'_, T> {
         crate::sync::block_on(self.read())
     }
 
+    #[track_caller]
     pub fn blocking_write(&self) -> RwLockWriteGuard<'_, T> {
         crate::sync::block_on(self.write())
     }

@@ -203,8 +203,10 @@ impl<T> Sender<T> {
         self.receiver_count() == 0
     }
 
-    /// Completes when every receiver is gone.
+    /// Completes when every receiver is gone. Spends one unit of the task's coop budget, so
+    /// a loop over an already closed channel still yields.
     pub async fn closed(&self) {
+        crate::task::consume_budget().await;
         loop {
             let notified = self.shared.notify_tx.notified();
             if self.is_closed() {
@@ -277,6 +279,9 @@ impl<T> Receiver<T> {
     /// Waits for a value this receiver has not seen, and marks it seen. Fails once the sender
     /// is gone and nothing new remains. Cancel-safe.
     pub async fn changed(&mut self) -> Result<(), RecvError> {
+        // One unit of coop budget per call (as tokio): a loop that always finds a new value
+        // (or a closed channel) still yields to the scheduler.
+        crate::task::consume_budget().await;
         loop {
             let notified = self.shared.notify_rx.notified();
             let word = self.shared.version.load(Acquire);
@@ -293,6 +298,7 @@ impl<T> Receiver<T> {
 
     /// Waits until `f` holds for the current value (checked at once, then after each change).
     pub async fn wait_for(&mut self, mut f: impl FnMut(&T) -> bool) -> Result<Ref<'_, T>, RecvError> {
+        crate::task::consume_budget().await;
         loop {
             {
                 let r = self.borrow_and_update();

@@ -158,6 +158,9 @@ impl<T> JoinSet<T> {
 
     /// Returns a completed task's result if one is ready, without waiting.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        // Not a yield point: a completed task is returned even when the caller's coop budget
+        // is spent (a loop draining finished tasks must see them all, as with tokio).
+        let _unconstrained = crate::task::coop::BudgetGuard::new(None);
         let waker = Waker::noop();
         match self.poll_join_next(&mut Context::from_waker(waker)) {
             Poll::Ready(r) => r,
@@ -179,7 +182,12 @@ impl<T> JoinSet<T> {
                 match r.queue.pop_front() {
                     Some(i) => i,
                     None => {
-                        r.waiter = Some(cx.waker().clone());
+                        let old = r.waiter.replace(cx.waker().clone());
+                        // The replaced waker is dropped after the lock is released: its
+                        // destructor is user code and may complete one of our tasks, whose
+                        // entry waker takes this lock.
+                        drop(r);
+                        drop(old);
                         return Poll::Pending;
                     }
                 }

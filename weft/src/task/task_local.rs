@@ -140,15 +140,10 @@ pin_project_lite::pin_project! {
 }
 
 impl<T: 'static, F> TaskLocalFuture<T, F> {
-    /// Takes the value out of the future (dropping the inner future first, with the value
-    /// set); `None` if it was already taken.
+    /// Takes the value out of the future; `None` if it was already taken. The inner future
+    /// stays and may still be polled, as in tokio: it then runs with the value unset.
     pub fn take_value(self: Pin<&mut Self>) -> Option<T> {
-        let this = self.project();
-        let mut future = this.future;
-        if future.is_some() && this.slot.is_some() {
-            let _ = this.local.scope_inner(this.slot, || future.set(None));
-        }
-        this.slot.take()
+        self.project().slot.take()
     }
 }
 

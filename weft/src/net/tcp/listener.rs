@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use super::TcpStream;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::runtime::io::registration::PollEvented;
-use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::io::scheduled_io::{Direction, READABLE, WRITABLE};
 
 /// A TCP listener (tokio's `TcpListener`).
 pub struct TcpListener {
@@ -51,7 +51,11 @@ impl TcpListener {
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         let (stream, addr) =
             std::task::ready!(self.io.registration().poll_io(cx, Direction::Read, || self.io.get_ref().accept()))?;
-        Poll::Ready(TcpStream::new(stream).map(|s| (s, addr)))
+        let stream = TcpStream::new(stream)?;
+        // An accepted socket may already hold data (and is writable) before the driver's
+        // first event for it: assume both, as tokio does; a `WouldBlock` clears them.
+        stream.io.registration().assume_ready(READABLE | WRITABLE);
+        Poll::Ready(Ok((stream, addr)))
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {

@@ -21,6 +21,7 @@ pub(crate) struct Registration {
     shared: Arc<ScheduledIo>,
 }
 
+#[track_caller]
 fn io_handle(handle: &scheduler::Handle) -> &super::Handle {
     match handle.driver().io() {
         Some(io) => io,
@@ -55,6 +56,11 @@ impl Registration {
         }
         coop.made_progress();
         Poll::Ready(Ok(ev))
+    }
+
+    /// See `ScheduledIo::assume_ready`.
+    pub(crate) fn assume_ready(&self, ready: usize) {
+        self.shared.assume_ready(ready);
     }
 
     pub(crate) fn clear_readiness(&self, ev: ReadyEvent) {

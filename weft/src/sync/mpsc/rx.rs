@@ -65,6 +65,7 @@ impl<T, S: Capacity> RxCore<T, S> {
         poll_fn(|cx| self.poll_recv_many(cx, buffer, limit)).await
     }
 
+    #[track_caller]
     pub(super) fn blocking_recv(&mut self) -> Option<T> {
         crate::sync::block_on(self.recv())
     }
