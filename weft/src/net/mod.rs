@@ -13,13 +13,17 @@
 mod addr;
 mod std_conv;
 pub mod tcp;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod ucred;
 mod udp;
 pub mod unix;
+mod unix_socket;
 
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
 pub use unix::{UnixDatagram, UnixListener, UnixStream};
+pub use unix_socket::UnixSocket;
 
 /// One non-blocking `read` into `buf`'s spare capacity, advancing `buf` by what was read
 /// (the `try_read_buf` methods). `std::io::Read` needs initialised memory, so the spare

@@ -4,14 +4,18 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
-use std::os::unix::net::SocketAddr;
 use std::path::Path;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
+pub mod pipe;
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use super::ucred::UCred;
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use crate::runtime::io::registration::PollEvented;
 use crate::runtime::io::scheduled_io::{Direction, READABLE, WRITABLE};
+pub use std::os::unix::net::SocketAddr;
 
 /// A Unix-domain listening socket.
 pub struct UnixListener {
@@ -56,7 +60,11 @@ pub struct UnixStream {
 
 impl UnixStream {
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
-        let s = UnixStream::new(mio::net::UnixStream::connect(path)?)?;
+        UnixStream::connect_finish(UnixStream::new(mio::net::UnixStream::connect(path)?)?).await
+    }
+
+    /// Waits for a non-blocking `connect` to finish; its error, if it failed.
+    pub(crate) async fn connect_finish(s: UnixStream) -> io::Result<UnixStream> {
         s.io.registration().readiness(Interest::WRITABLE).await?;
         if let Some(e) = s.io.get_ref().take_error()? {
             return Err(e);
@@ -73,6 +81,12 @@ impl UnixStream {
     pub fn from_std(s: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
         s.set_nonblocking(true)?;
         UnixStream::new(mio::net::UnixStream::from_std(s))
+    }
+
+    /// The credentials of the process at the other end (`SO_PEERCRED`).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn peer_cred(&self) -> io::Result<UCred> {
+        super::ucred::peer_cred(self.io.get_ref())
     }
 
     /// A connected pair.
