@@ -159,17 +159,22 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 if #disabled[#i] {
                     continue;
                 }
-                match ::core::future::Future::poll(#f.as_mut(), #cx) {
-                    ::core::task::Poll::Ready(#out) => {
-                        #disabled[#i] = true;
-                        #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
-                        let matched = match &#out { #check => true, _ => false };
-                        if matched {
-                            #slot = ::core::option::Option::Some(#out);
-                            return ::core::task::Poll::Ready(#i);
-                        }
+                // The `continue` arm makes the match's type a diverging-coerced variable, so a
+                // future whose output is otherwise unconstrained (`poll_fn(|_| panic!())` in a
+                // disabled branch) falls back to `()` exactly as it does under tokio's select!.
+                let #out = match ::core::future::Future::poll(#f.as_mut(), #cx) {
+                    ::core::task::Poll::Ready(v) => v,
+                    ::core::task::Poll::Pending => {
+                        #any_pending = true;
+                        continue;
                     }
-                    ::core::task::Poll::Pending => #any_pending = true,
+                };
+                #disabled[#i] = true;
+                #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
+                let matched = match &#out { #check => true, _ => false };
+                if matched {
+                    #slot = ::core::option::Option::Some(#out);
+                    return ::core::task::Poll::Ready(#i);
                 }
             }
         }

@@ -244,3 +244,54 @@ fn file_set_times() {
         std::fs::remove_dir_all(&dir).unwrap();
     });
 }
+
+#[test]
+fn udp_peek_sender_recv_buf_and_options() {
+    support::ct().block_on(async {
+        let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        b.send_to(b"one", a.local_addr().unwrap()).await.unwrap();
+        assert_eq!(a.peek_sender().await.unwrap(), b.local_addr().unwrap());
+        let mut buf = Vec::with_capacity(8);
+        let (n, from) = a.recv_buf_from(&mut buf).await.unwrap();
+        assert_eq!((n, from, &buf[..]), (3, b.local_addr().unwrap(), &b"one"[..]));
+        assert_eq!(a.try_peek_sender().unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+        a.set_multicast_ttl_v4(3).unwrap();
+        assert_eq!(a.multicast_ttl_v4().unwrap(), 3);
+        a.set_tos_v4(96).unwrap();
+        assert_eq!(a.tos_v4().unwrap(), 96);
+        assert!(!a.broadcast().unwrap());
+    });
+}
+
+#[test]
+fn unix_datagram_recv_buf_and_stream_vectored_io() {
+    support::ct().block_on(async {
+        let (a, b) = UnixDatagram::pair().unwrap();
+        a.send(b"dgram").await.unwrap();
+        let mut buf = Vec::with_capacity(16);
+        assert_eq!(b.recv_buf(&mut buf).await.unwrap(), 5);
+        assert_eq!(&buf[..], b"dgram");
+
+        let (c, d) = UnixStream::pair().unwrap();
+        let n = c.try_write_vectored(&[std::io::IoSlice::new(b"ab"), std::io::IoSlice::new(b"cd")]).unwrap();
+        assert_eq!(n, 4);
+        std::future::poll_fn(|cx| d.poll_read_ready(cx)).await.unwrap();
+        let mut buf = Vec::with_capacity(8);
+        assert_eq!(d.try_read_buf(&mut buf).unwrap(), 4);
+        assert_eq!(&buf[..], b"abcd");
+        let std = d.into_std().unwrap();
+        assert!(std.peer_addr().unwrap().is_unnamed());
+    });
+}
+
+#[test]
+fn worker_index_is_the_worker_or_none() {
+    assert_eq!(weft::runtime::worker_index(), None);
+    assert_eq!(support::ct().block_on(async { weft::runtime::worker_index() }), Some(0));
+    let rt = support::mt(2);
+    let index = rt.block_on(async { weft::spawn(async { weft::runtime::worker_index() }).await.unwrap() });
+    assert!(matches!(index, Some(0 | 1)), "{index:?}");
+    let outside = rt.block_on(async { weft::runtime::worker_index() });
+    assert_eq!(outside, None, "block_on on a multi-thread runtime is not a worker");
+}

@@ -273,3 +273,14 @@ async fn select_with_only_else_and_a_borrowed_temporary() {
     };
     assert_eq!(w, 2);
 }
+
+#[weft::test]
+async fn select_infers_a_disabled_branch_whose_output_is_unconstrained() {
+    let f = std::future::poll_fn(|_| panic!("a disabled branch is never polled"));
+    let (tx, rx) = weft::sync::oneshot::channel::<()>();
+    tx.send(()).unwrap();
+    weft::select! {
+        _ = f, if false => unreachable!(),
+        r = rx => r.unwrap(),
+    }
+}

@@ -19,7 +19,7 @@ pub use std::os::unix::net::SocketAddr;
 
 /// A Unix-domain listening socket.
 pub struct UnixListener {
-    io: PollEvented<mio::net::UnixListener>,
+    pub(super) io: PollEvented<mio::net::UnixListener>,
 }
 
 impl UnixListener {
@@ -55,7 +55,7 @@ impl UnixListener {
 
 /// A connected Unix-domain byte stream.
 pub struct UnixStream {
-    io: PollEvented<mio::net::UnixStream>,
+    pub(super) io: PollEvented<mio::net::UnixStream>,
 }
 
 impl UnixStream {
@@ -70,6 +70,11 @@ impl UnixStream {
             return Err(e);
         }
         Ok(s)
+    }
+
+    #[track_caller]
+    pub(super) fn from_mio(s: mio::net::UnixStream) -> io::Result<UnixStream> {
+        UnixStream::new(s)
     }
 
     #[track_caller]
@@ -220,7 +225,7 @@ impl futures_io::AsyncWrite for UnixStream {
 
 /// A Unix-domain datagram socket.
 pub struct UnixDatagram {
-    io: PollEvented<mio::net::UnixDatagram>,
+    pub(super) io: PollEvented<mio::net::UnixDatagram>,
 }
 
 impl UnixDatagram {

@@ -42,6 +42,17 @@ pub use local_runtime::{LocalOptions, LocalRuntime};
 pub use metrics::{RuntimeMetrics, TaskInfo, TaskState};
 pub use shutdown_error::is_rt_shutdown_err;
 
+/// The index of the worker thread this code runs on (`0..num_workers`), or `None` when it is
+/// not running on one of a runtime's workers: outside any runtime, on the blocking pool, or in
+/// a `block_on` that does not hold the scheduler (a current-thread runtime's core held by
+/// another thread). A current-thread runtime's one worker is index 0.
+pub fn worker_index() -> Option<usize> {
+    context::with_scheduler(|cx| match cx? {
+        scheduler::Context::CurrentThread(_) => Some(0),
+        scheduler::Context::MultiThread(cx) => Some(cx.index),
+    })
+}
+
 use std::fmt;
 use std::future::Future;
 use std::io as std_io;
