@@ -284,3 +284,32 @@ async fn select_infers_a_disabled_branch_whose_output_is_unconstrained() {
         r = rx => r.unwrap(),
     }
 }
+
+static LOCK: weft::sync::RwLock<(u32, u32)> = weft::sync::RwLock::const_with_max_readers((1, 2), 4);
+
+#[test]
+fn rwlock_maps_and_downgrade_maps_keep_readers_out_until_done() {
+    let (_, waker) = counting_waker();
+    let lock = weft::sync::RwLock::new((10u32, String::from("s")));
+    let write = futures::executor::block_on(lock.write());
+    let mut read = Box::pin(lock.read());
+    assert!(poll_once(read.as_mut(), &waker).is_pending());
+    let write = weft::sync::RwLockWriteGuard::try_downgrade_map(write, |_| None::<&u32>).unwrap_err();
+    assert!(poll_once(read.as_mut(), &waker).is_pending(), "declined: still exclusive");
+    let first = weft::sync::RwLockWriteGuard::downgrade_map(write, |v| &v.0);
+    let Poll::Ready(second) = poll_once(read.as_mut(), &waker) else { panic!("downgraded: readers get in") };
+    assert_eq!(*first, 10);
+    let name = weft::sync::RwLockReadGuard::map(second, |v| v.1.as_str());
+    assert_eq!(&*name, "s");
+    drop((first, name));
+    assert!(lock.try_write().is_ok(), "every permit came back");
+
+    let guard = LOCK.try_read().unwrap();
+    assert_eq!(*weft::sync::RwLockReadGuard::map(guard, |v| &v.1), 2);
+}
+
+#[test]
+#[should_panic(expected = "a RwLock may not be created with 0 readers")]
+fn rwlock_with_zero_readers_panics() {
+    weft::sync::RwLock::with_max_readers(0, 0);
+}
