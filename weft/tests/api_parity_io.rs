@@ -20,7 +20,7 @@ fn temp_path(name: &str) -> std::path::PathBuf {
 }
 
 #[test]
-fn repeat_sink_and_empty_yield_when_the_budget_is_spent() {
+fn repeat_sink_empty_copy_and_duplex_yield_when_the_budget_is_spent() {
     // Each loop never waits on anything external: it ends only because the always-ready
     // reader/writer spends coop budget and yields, letting the `yield_now` branch win.
     support::ct().block_on(async {
@@ -37,6 +37,24 @@ fn repeat_sink_and_empty_yield_when_the_budget_is_spent() {
         weft::select! {
             biased;
             _ = async { loop { let _ = weft::io::empty().read(&mut [0u8; 8]).await; } } => {},
+            _ = weft::task::yield_now() => {},
+        }
+    });
+    support::ct().block_on(async {
+        weft::select! {
+            biased;
+            _ = async { loop { let _ = weft::io::copy(&mut &b"hello"[..], &mut Vec::new()).await; } } => {},
+            _ = weft::task::yield_now() => {},
+        }
+        let (mut tx, mut rx) = weft::io::duplex(8192);
+        weft::select! {
+            biased;
+            _ = async {
+                loop {
+                    tx.write_all(&[3u8; 4096]).await.unwrap();
+                    let _ = rx.read(&mut [0u8; 4096]).await.unwrap();
+                }
+            } => {},
             _ = weft::task::yield_now() => {},
         }
     });
