@@ -244,7 +244,9 @@ impl File {
         let _inner = self.settle(true).await?;
         let std = self.std.clone();
         let std = asyncify(move || std.try_clone()).await?;
-        Ok(File::from_std(std))
+        let mut clone = File::from_std(std);
+        clone.max_buf_size = self.max_buf_size;
+        Ok(clone)
     }
 
     /// Waits for in-flight work, puts the OS offset at the logical position and returns the

@@ -25,9 +25,11 @@ pub(crate) struct Registration {
 fn io_handle(handle: &scheduler::Handle) -> &super::Handle {
     match handle.driver().io() {
         Some(io) => io,
+        // Starts with tokio's exact text (tokio's tests match it), then says how in weft.
         None => panic!(
-            "weft: the I/O driver is disabled on this runtime. Build it with \
-             `Builder::enable_io()` or `enable_all()` (`#[weft::main]` enables it)"
+            "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the runtime \
+             builder to enable IO. (weft: `Builder::enable_io()` or `enable_all()`; \
+             `#[weft::main]` enables it)"
         ),
     }
 }
