@@ -313,3 +313,35 @@ fn rwlock_maps_and_downgrade_maps_keep_readers_out_until_done() {
 fn rwlock_with_zero_readers_panics() {
     weft::sync::RwLock::with_max_readers(0, 0);
 }
+
+#[test]
+fn a_park_hook_that_makes_work_keeps_the_current_thread_runtime_awake() {
+    // If the hook's spawn (or its same-thread wake of `block_on`) were ignored, the runtime
+    // would park with nothing left to wake it and this test would never finish.
+    let notify = Arc::new(Notify::new());
+    let hook_notify = notify.clone();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let hook_calls = calls.clone();
+    let rt = Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(move || {
+            if hook_calls.fetch_add(1, SeqCst) == 0 {
+                let n = hook_notify.clone();
+                weft::spawn(async move { n.notify_one() });
+            }
+        })
+        .build()
+        .unwrap();
+    rt.block_on(notify.notified());
+    assert!(calls.load(SeqCst) >= 1);
+
+    // The hook wakes the `block_on` future itself (a same-thread wake).
+    let woken_by_hook = Arc::new(Notify::new());
+    let hook_target = woken_by_hook.clone();
+    let rt = Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(move || hook_target.notify_waiters())
+        .build()
+        .unwrap();
+    rt.block_on(woken_by_hook.notified());
+}
