@@ -475,9 +475,11 @@ impl<T: Clone> Receiver<T> {
 
 impl<T> Receiver<T> {
     /// Values sent and not yet received by this receiver (capped at the capacity).
+    /// Values sent since this receiver's position, including ones already overwritten
+    /// (which the next `recv` reports as `Lagged`), as tokio counts them.
     pub fn len(&self) -> usize {
         let tail = lock(&self.shared.tail);
-        (tail.pos - self.next).min(self.shared.mask + 1) as usize
+        (tail.pos - self.next) as usize
     }
 
     pub fn is_empty(&self) -> bool {
