@@ -206,8 +206,13 @@ impl TcpStream {
         split_owned(self)
     }
 
+    /// `shutdown(2)`, with `NotConnected` reported as success (as tokio does): the peer's
+    /// reset may have closed the connection first, and then there is nothing left to shut.
     pub(crate) fn shutdown_std(&self, how: Shutdown) -> io::Result<()> {
-        self.io.get_ref().shutdown(how)
+        match self.io.get_ref().shutdown(how) {
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+            other => other,
+        }
     }
 
     pub(crate) fn poll_read_priv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
