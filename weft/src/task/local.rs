@@ -59,9 +59,10 @@ where
     match cx {
         Some(cx) => cx.spawn(future),
         None => panic!(
-            "`spawn_local` called outside a `LocalSet`: wrap the code in \
-             `local_set.run_until(async {{ ... }}).await` or `local_set.block_on(&rt, ...)`, \
-             or use `local_set.spawn_local(...)`"
+            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
+             (tokio's text). Wrap the code in `local_set.run_until(async {{ ... }}).await` or \
+             `local_set.block_on(&rt, ...)`, use `local_set.spawn_local(...)`, or run it on a \
+             `LocalRuntime`"
         ),
     }
 }
