@@ -345,3 +345,25 @@ fn a_park_hook_that_makes_work_keeps_the_current_thread_runtime_awake() {
         .unwrap();
     rt.block_on(woken_by_hook.notified());
 }
+
+#[test]
+fn a_panicking_task_drops_its_future_while_the_panic_unwinds() {
+    struct Boom(Option<std::sync::mpsc::Sender<bool>>);
+    impl Future for Boom {
+        type Output = ();
+        fn poll(self: std::pin::Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+            panic!("boom");
+        }
+    }
+    impl Drop for Boom {
+        fn drop(&mut self) {
+            let _ = self.0.take().unwrap().send(std::thread::panicking());
+        }
+    }
+    for (_flavor, rt) in support::flavors() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let err = rt.block_on(rt.spawn(Boom(Some(tx)))).unwrap_err();
+        assert!(err.is_panic());
+        assert_eq!(rx.recv().unwrap(), true, "dropped during unwinding, like tokio");
+    }
+}
