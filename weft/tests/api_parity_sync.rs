@@ -367,3 +367,23 @@ fn a_panicking_task_drops_its_future_while_the_panic_unwinds() {
         assert_eq!(rx.recv().unwrap(), true, "dropped during unwinding, like tokio");
     }
 }
+
+#[weft::test]
+async fn join_and_try_join_over_a_pinned_tuple() {
+    let (tx, rx) = weft::sync::oneshot::channel::<u32>();
+    let (a, b) = weft::join!(rx, async move {
+        weft::task::yield_now().await;
+        tx.send(5).unwrap();
+        6
+    });
+    assert_eq!((a.unwrap(), b), (5, 6));
+    let pending_forever = std::future::pending::<Result<u32, &str>>();
+    let r = weft::try_join!(biased; async { Err::<u32, &str>("early") }, pending_forever);
+    assert_eq!(r, Err("early"));
+    // Not larger than tokio's (tokio's own tests assert 32 bytes for one ready future).
+    let one = async {
+        let r = std::future::ready(0i32);
+        weft::join!(r)
+    };
+    assert!(std::mem::size_of_val(&one) <= 32);
+}
