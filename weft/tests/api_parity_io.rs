@@ -313,3 +313,30 @@ fn worker_index_is_the_worker_or_none() {
     let outside = rt.block_on(async { weft::runtime::worker_index() });
     assert_eq!(outside, None, "block_on on a multi-thread runtime is not a worker");
 }
+
+#[test]
+fn many_tasks_waiting_in_accept_are_all_served() {
+    support::ct().block_on(async {
+        let listener = std::sync::Arc::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
+        let addr = listener.local_addr().unwrap();
+        let acceptors: Vec<_> = (0..8)
+            .map(|_| {
+                let l = listener.clone();
+                weft::spawn(async move { l.accept().await.unwrap().1 })
+            })
+            .collect();
+        weft::task::yield_now().await; // every acceptor is now waiting
+        let mut clients = Vec::new();
+        for _ in 0..8 {
+            clients.push(TcpStream::connect(addr).await.unwrap());
+        }
+        let mut peers = Vec::new();
+        for a in acceptors {
+            peers.push(a.await.unwrap());
+        }
+        let mut locals: Vec<_> = clients.iter().map(|c| c.local_addr().unwrap()).collect();
+        peers.sort();
+        locals.sort();
+        assert_eq!(peers, locals, "each connection accepted exactly once");
+    });
+}

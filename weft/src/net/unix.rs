@@ -36,16 +36,15 @@ impl UnixListener {
         Ok(UnixListener { io: PollEvented::new(mio::net::UnixListener::from_std(l))? })
     }
 
+    /// Any number of tasks may wait here on one listener (the registration's waiter list).
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        std::future::poll_fn(|cx| self.poll_accept(cx)).await
+        let (s, addr) = self.io.registration().async_io(Interest::READABLE, || self.io.get_ref().accept()).await?;
+        Ok((UnixStream::accepted(s)?, addr))
     }
 
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         let (s, addr) = ready!(self.io.registration().poll_io(cx, Direction::Read, || self.io.get_ref().accept()))?;
-        let stream = UnixStream::new(s)?;
-        // As for TCP: an accepted stream may hold data before the driver's first event.
-        stream.io.registration().assume_ready(READABLE | WRITABLE);
-        Poll::Ready(Ok((stream, addr)))
+        Poll::Ready(Ok((UnixStream::accepted(s)?, addr)))
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -70,6 +69,14 @@ impl UnixStream {
             return Err(e);
         }
         Ok(s)
+    }
+
+    /// Wraps an accepted stream. As for TCP, it may hold data before the driver's first event
+    /// for it, so it starts out assumed readable and writable.
+    fn accepted(s: mio::net::UnixStream) -> io::Result<UnixStream> {
+        let stream = UnixStream::new(s)?;
+        stream.io.registration().assume_ready(READABLE | WRITABLE);
+        Ok(stream)
     }
 
     #[track_caller]

@@ -219,6 +219,7 @@ impl<'a> SemaphorePermit<'a> {
     }
 
     /// Merges `other` (from the same semaphore) into `self`. Panics on different semaphores.
+    #[track_caller]
     pub fn merge(&mut self, mut other: SemaphorePermit<'a>) {
         assert!(std::ptr::eq(self.sem, other.sem), "merging permits of different semaphores");
         self.permits += other.permits;
@@ -260,6 +261,7 @@ impl OwnedSemaphorePermit {
     }
 
     /// Merges `other` (from the same semaphore) into `self`. Panics on different semaphores.
+    #[track_caller]
     pub fn merge(&mut self, mut other: OwnedSemaphorePermit) {
         assert!(Arc::ptr_eq(&self.sem, &other.sem), "merging permits of different semaphores");
         self.permits += other.permits;
