@@ -74,7 +74,13 @@ impl From<SignalKind> for std::os::raw::c_int {
 /// of the process (the default action, e.g. termination, no longer happens). Errors for
 /// signals that cannot be caught (`SIGKILL`, `SIGSTOP`, and the fault signals
 /// `SIGILL`/`SIGFPE`/`SIGSEGV`) and for numbers out of range. Works outside a runtime too.
+///
+/// # Panics
+/// Outside a runtime (tokio's rule and message), although weft's signal handling itself is
+/// process-global: a listener belongs to the runtime that creates it.
+#[track_caller]
 pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+    let _ = crate::runtime::context::current_or_panic("`signal::unix::signal`");
     let signum = kind.0;
     if FORBIDDEN.contains(&signum) {
         return Err(io::Error::other(format!("Refusing to register signal {signum}")));
