@@ -51,17 +51,26 @@ impl UnixStream {
     }
 
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::READABLE, || (&*self.io.get_ref()).read_vectored(bufs))
+        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read_vectored(bufs))
     }
 
     pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::WRITABLE, || (&*self.io.get_ref()).write_vectored(bufs))
+        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write_vectored(bufs))
     }
 
     /// Reads what is available now into `buf`'s spare capacity (advancing it).
     pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         let io = self.io.get_ref();
-        let f = || fill_spare(buf, |dst| (&*io).read(dst).map(|n| (n, ()))).map(|(n, ())| n);
+        let f = || {
+            fill_spare(buf, |dst| {
+                {
+                    let mut r = io;
+                    r.read(dst)
+                }
+                .map(|n| (n, ()))
+            })
+            .map(|(n, ())| n)
+        };
         self.io.registration().try_io(Interest::READABLE, f)
     }
 }

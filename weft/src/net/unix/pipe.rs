@@ -247,11 +247,11 @@ impl Sender {
 
     /// Writes what fits now; `WouldBlock` if nothing does.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.try_io(|| (&*self.io.get_ref()).write(buf))
+        self.try_io(|| self.io.get_ref().write(buf))
     }
 
     pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        self.try_io(|| (&*self.io.get_ref()).write_vectored(bufs))
+        self.try_io(|| self.io.get_ref().write_vectored(bufs))
     }
 }
 
@@ -267,16 +267,16 @@ impl Receiver {
 
     /// Reads what is available now; `WouldBlock` if nothing is.
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.try_io(|| (&*self.io.get_ref()).read(buf))
+        self.try_io(|| self.io.get_ref().read(buf))
     }
 
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        self.try_io(|| (&*self.io.get_ref()).read_vectored(bufs))
+        self.try_io(|| self.io.get_ref().read_vectored(bufs))
     }
 
     /// Reads what is available now into `buf`'s spare capacity (advancing it).
     pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        self.try_io(|| crate::net::read_into_buf(&*self.io.get_ref(), buf))
+        self.try_io(|| crate::net::read_into_buf(self.io.get_ref(), buf))
     }
 }
 
@@ -286,7 +286,7 @@ impl AsyncRead for Receiver {
         let n = ready!(this
             .io
             .registration()
-            .poll_io(cx, Direction::Read, || { (&*this.io.get_ref()).read(buf.initialize_unfilled()) }))?;
+            .poll_io(cx, Direction::Read, || { this.io.get_ref().read(buf.initialize_unfilled()) }))?;
         buf.advance(n);
         Poll::Ready(Ok(()))
     }
@@ -295,7 +295,7 @@ impl AsyncRead for Receiver {
 impl AsyncWrite for Sender {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let this = &*self;
-        this.io.registration().poll_io(cx, Direction::Write, || (&*this.io.get_ref()).write(data))
+        this.io.registration().poll_io(cx, Direction::Write, || this.io.get_ref().write(data))
     }
 
     fn poll_write_vectored(
@@ -304,7 +304,7 @@ impl AsyncWrite for Sender {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = &*self;
-        this.io.registration().poll_io(cx, Direction::Write, || (&*this.io.get_ref()).write_vectored(bufs))
+        this.io.registration().poll_io(cx, Direction::Write, || this.io.get_ref().write_vectored(bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
