@@ -387,3 +387,24 @@ async fn join_and_try_join_over_a_pinned_tuple() {
     };
     assert!(std::mem::size_of_val(&one) <= 32);
 }
+#[test]
+fn runtime_dropped_in_a_thread_local_destructor() {
+    use std::cell::RefCell;
+    thread_local!(static R: RefCell<Option<weft::runtime::Runtime>> = const { RefCell::new(None) });
+    std::thread::spawn(|| {
+        R.with(|cell| {
+            *cell.borrow_mut() = Some(weft::runtime::Builder::new_current_thread().enable_all().build().unwrap())
+        });
+        let _rt = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    })
+    .join()
+    .unwrap();
+    std::thread::spawn(|| {
+        R.with(|cell| {
+            *cell.borrow_mut() =
+                Some(weft::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap())
+        });
+    })
+    .join()
+    .unwrap();
+}

@@ -104,16 +104,23 @@ pub(crate) struct EnterGuard {
     depth: usize,
 }
 
+/// Outside the thread-local's lifetime (a `Runtime` dropped from another thread-local's
+/// destructor shuts down through here) the guard is inert: depth 0, nothing to restore.
 pub(crate) fn enter(handle: scheduler::Handle) -> EnterGuard {
-    CONTEXT.with(|c| {
-        let depth = c.enter_depth.get() + 1;
-        c.enter_depth.set(depth);
-        EnterGuard { prev_handle: c.handle.replace(Some(handle)), prev_scheduler: c.scheduler.replace(None), depth }
-    })
+    CONTEXT
+        .try_with(|c| {
+            let depth = c.enter_depth.get() + 1;
+            c.enter_depth.set(depth);
+            EnterGuard { prev_handle: c.handle.replace(Some(handle)), prev_scheduler: c.scheduler.replace(None), depth }
+        })
+        .unwrap_or(EnterGuard { prev_handle: None, prev_scheduler: None, depth: 0 })
 }
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
+        if self.depth == 0 {
+            return; // inert: made while the thread-local was being destroyed
+        }
         let in_order = CONTEXT
             .try_with(|c| {
                 *c.handle.borrow_mut() = self.prev_handle.take();
