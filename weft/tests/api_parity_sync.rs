@@ -408,3 +408,24 @@ fn runtime_dropped_in_a_thread_local_destructor() {
     .join()
     .unwrap();
 }
+
+#[test]
+fn spawn_local_under_a_local_runtime_or_local_set_guard() {
+    let rt = weft::runtime::LocalRuntime::new().unwrap();
+    let (tx, rx) = weft::sync::oneshot::channel();
+    {
+        let _guard = rt.enter();
+        weft::task::spawn_local(async move {
+            weft::task::yield_now().await;
+            tx.send(5).unwrap();
+        });
+    }
+    assert_eq!(rt.block_on(async move { rx.await.unwrap() }), 5);
+
+    let local = weft::task::LocalSet::new();
+    let handle = {
+        let _guard = local.enter();
+        weft::task::spawn_local(async { 7 })
+    };
+    assert_eq!(local.block_on(&support::ct(), handle).unwrap(), 7);
+}

@@ -16,8 +16,19 @@ pub struct Handle {
 /// Returned by [`Handle::enter`]; the previous context is restored when it is dropped.
 #[must_use = "the runtime is only entered while the guard is alive"]
 pub struct EnterGuard<'a> {
+    // Declared first, so dropped first: a `LocalRuntime`'s local context is left before the
+    // runtime context it was entered inside.
+    _local: Option<crate::task::LocalEnterGuard>,
     _guard: context::EnterGuard,
     _p: PhantomData<&'a Handle>,
+}
+
+impl EnterGuard<'_> {
+    /// Also enters `local` (`LocalRuntime::enter`: `spawn_local` then works under the guard).
+    pub(crate) fn with_local(mut self, local: crate::task::LocalEnterGuard) -> Self {
+        self._local = Some(local);
+        self
+    }
 }
 
 /// There is no current weft runtime on this thread.
@@ -45,7 +56,7 @@ impl Handle {
 
     /// Makes this runtime current on this thread until the guard is dropped.
     pub fn enter(&self) -> EnterGuard<'_> {
-        EnterGuard { _guard: context::enter(self.inner.clone()), _p: PhantomData }
+        EnterGuard { _local: None, _guard: context::enter(self.inner.clone()), _p: PhantomData }
     }
 
     #[track_caller]
