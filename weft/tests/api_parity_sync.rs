@@ -429,3 +429,21 @@ fn spawn_local_under_a_local_runtime_or_local_set_guard() {
     };
     assert_eq!(local.block_on(&support::ct(), handle).unwrap(), 7);
 }
+
+#[test]
+fn a_lock_attempt_out_of_coop_budget_still_takes_its_fifo_place() {
+    support::ct().block_on(async {
+        let m = Arc::new(weft::sync::Mutex::new(()));
+        let g0 = m.clone().lock_owned().await;
+        while futures::FutureExt::now_or_never(weft::task::consume_budget()).is_some() {}
+        // Out of budget: both attempts are pending, but each has queued for the lock.
+        let (a_wakes, a_waker) = counting_waker();
+        let (b_wakes, b_waker) = counting_waker();
+        let mut a = Box::pin(m.clone().lock_owned());
+        assert!(poll_once(a.as_mut(), &a_waker).is_pending());
+        let mut b = Box::pin(m.clone().lock_owned());
+        assert!(poll_once(b.as_mut(), &b_waker).is_pending());
+        drop(g0);
+        assert_eq!((a_wakes.0.load(SeqCst), b_wakes.0.load(SeqCst)), (1, 0), "the first in line gets it");
+    });
+}

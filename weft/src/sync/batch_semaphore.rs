@@ -321,7 +321,6 @@ impl Future for Acquire<'_> {
         // SAFETY: nothing is moved out of the pinned future; the node stays where it is.
         let this = unsafe { self.get_unchecked_mut() };
         assert!(!this.done, "`Acquire` polled after it completed");
-        let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         let result = match this.node.data.state.load(Acquire) {
             IDLE => match this.sem.try_acquire(this.needed) {
                 Ok(()) => Poll::Ready(Ok(())),
@@ -353,15 +352,28 @@ impl Future for Acquire<'_> {
                 }
             }
         };
-        if result.is_ready() {
-            coop.made_progress();
+        match result {
+            // The coop budget is charged only once the permits are ours (tokio's order): a task
+            // out of budget still takes its place in the FIFO queue, so it is not overtaken by
+            // an acquirer that arrives after it.
+            Poll::Ready(Ok(())) => match crate::task::coop::poll_proceed(cx) {
+                Poll::Ready(coop) => {
+                    coop.made_progress();
+                    this.done = true;
+                    Poll::Ready(Ok(()))
+                }
+                Poll::Pending => {
+                    // Keep the permits for the next poll (or give them back in `Drop`). Only
+                    // this future touches a node that is not linked, and a linked one was
+                    // already unlinked by the releaser that granted it.
+                    this.node.data.state.store(GRANTED, Release);
+                    Poll::Pending
+                }
+            },
+            // After a failure `Drop` still gives back whatever this acquire was granted or
+            // partially assigned.
+            other => other,
         }
-        // Only a success hands the permits to the caller; after a failure `Drop` still gives
-        // back whatever this acquire was granted or partially assigned.
-        if let Poll::Ready(Ok(())) = result {
-            this.done = true;
-        }
-        result
     }
 }
 
