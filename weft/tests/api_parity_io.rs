@@ -340,3 +340,13 @@ fn many_tasks_waiting_in_accept_are_all_served() {
         assert_eq!(peers, locals, "each connection accepted exactly once");
     });
 }
+
+#[test]
+fn command_status_future_does_not_borrow_the_command() {
+    support::ct().block_on(async {
+        let status = weft::process::Command::new("true").status();
+        assert!(status.await.unwrap().success());
+        let out = weft::process::Command::new("echo").arg("hi").output();
+        assert_eq!(out.await.unwrap().stdout, b"hi\n");
+    });
+}
