@@ -350,3 +350,21 @@ fn command_status_future_does_not_borrow_the_command() {
         assert_eq!(out.await.unwrap().stdout, b"hi\n");
     });
 }
+
+#[test]
+fn async_fd_try_new_gives_the_object_back_on_failure() {
+    use weft::io::unix::AsyncFd;
+    support::ct().block_on(async {
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let fd = AsyncFd::try_new(a).unwrap();
+        let a = fd.into_inner();
+        // A regular file cannot be registered with epoll: the error hands the file back.
+        let dir = temp_path("asyncfd");
+        let file = std::fs::File::create(dir.join("f")).unwrap();
+        let (file, err) = AsyncFd::try_new(file).unwrap_err().into_parts();
+        assert_eq!(err.raw_os_error(), Some(libc::EPERM));
+        drop((a, file));
+        std::fs::remove_dir_all(&dir).unwrap();
+    });
+}
