@@ -105,7 +105,8 @@ impl std::fmt::Debug for Coop<tokio::io::DuplexStream> {
 }
 
 /// A connected pair of in-memory streams, each buffering up to `max_buf_size` bytes in
-/// each direction (writes wait while the buffer is full).
+/// each direction (writes wait while the buffer is full). Panics on a zero size (tokio's).
+#[track_caller]
 pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
     let (a, b) = tokio::io::duplex(max_buf_size);
     (DuplexStream { inner: Coop(a) }, DuplexStream { inner: Coop(b) })

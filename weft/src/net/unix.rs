@@ -253,7 +253,11 @@ impl UnixDatagram {
     #[track_caller]
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let (a, b) = mio::net::UnixDatagram::pair()?;
-        Ok((UnixDatagram { io: PollEvented::new(a)? }, UnixDatagram { io: PollEvented::new(b)? }))
+        let (a, b) = (UnixDatagram { io: PollEvented::new(a)? }, UnixDatagram { io: PollEvented::new(b)? });
+        // A fresh pair can send at once (tokio 1.54 assumes it too); a `WouldBlock` clears it.
+        a.io.registration().assume_ready(WRITABLE);
+        b.io.registration().assume_ready(WRITABLE);
+        Ok((a, b))
     }
     pub fn connect(&self, path: impl AsRef<Path>) -> io::Result<()> {
         self.io.get_ref().connect(path)
