@@ -1,7 +1,9 @@
 //! `#[weft::main]` and `#[weft::test]`: run an `async fn` on a weft runtime.
 //!
 //! Both accept tokio's argument set: `flavor = "multi_thread" | "current_thread" | "local"`,
-//! `worker_threads = N` (multi-thread only), `start_paused` and `crate = "path"`.
+//! `worker_threads = N` (multi-thread only), `start_paused`, `name = "…"` (`Builder::name`)
+//! and `crate = "path"`. `#[weft::main]` on a function other than `main` may take arguments
+//! (a trait method's `self`, say): the body's `async move` block captures them.
 //! `flavor = "local"` builds a `runtime::LocalRuntime` (`build_local`); `start_paused = true`
 //! emits `.start_paused(true)`, which needs weft's `test-util` feature (as tokio's needs its own).
 //! `main` defaults to the multi-thread flavor, `test` to the current-thread one. The expansion
@@ -41,6 +43,7 @@ struct Config {
     flavor: Flavor,
     worker_threads: Option<(usize, Span)>,
     start_paused: Option<(bool, Span)>,
+    name: Option<String>,
     crate_path: syn::Path,
 }
 
@@ -62,6 +65,7 @@ fn parse_args(args: TokenStream2, kind: Kind) -> syn::Result<Config> {
         flavor: if kind == Kind::Main { Flavor::MultiThread } else { Flavor::CurrentThread },
         worker_threads: None,
         start_paused: None,
+        name: None,
         crate_path: default_crate_path(),
     };
     let metas = Punctuated::<MetaNameValue, Token![,]>::parse_terminated.parse2(args)?;
@@ -91,6 +95,13 @@ fn parse_args(args: TokenStream2, kind: Kind) -> syn::Result<Config> {
                 config.worker_threads = Some((n, meta.value.span()));
             }
             "start_paused" => config.start_paused = Some((lit_bool(&meta.value)?, meta.value.span())),
+            "name" => {
+                let name = lit_str(&meta.value)?;
+                if name.trim().is_empty() {
+                    return Err(syn::Error::new(meta.value.span(), "the runtime name must not be empty"));
+                }
+                config.name = Some(name);
+            }
             "crate" => {
                 config.crate_path = syn::parse_str(&lit_str(&meta.value)?)
                     .map_err(|e| syn::Error::new(meta.value.span(), format!("invalid crate path: {e}")))?;
@@ -106,8 +117,8 @@ fn parse_args(args: TokenStream2, kind: Kind) -> syn::Result<Config> {
                 return Err(syn::Error::new(
                     meta.path.span(),
                     format!(
-                        "unknown argument `{name}`; expected `flavor`, `worker_threads`, `start_paused` or `crate`"
-                    ),
+                    "unknown argument `{name}`; expected `flavor`, `worker_threads`, `start_paused`, `name` or `crate`"
+                ),
                 ))
             }
         }
@@ -161,8 +172,10 @@ pub(crate) fn expand(args: TokenStream2, item: TokenStream2, kind: Kind) -> syn:
     if kind == Kind::Test && !func.sig.inputs.is_empty() {
         return Err(syn::Error::new(func.sig.inputs.span(), "the test function cannot accept arguments"));
     }
-    if kind == Kind::Main && func.sig.ident != "main" && !func.sig.inputs.is_empty() {
-        return Err(syn::Error::new(func.sig.inputs.span(), "`#[weft::main]` functions cannot take arguments"));
+    // Any other function (a trait method taking `self`, a helper taking parameters) may have
+    // arguments: the body's `async move` block captures them.
+    if kind == Kind::Main && func.sig.ident == "main" && !func.sig.inputs.is_empty() {
+        return Err(syn::Error::new(func.sig.inputs.span(), "the main function cannot accept arguments"));
     }
     let config = parse_args(args, kind)?;
     let krate = &config.crate_path;
@@ -175,6 +188,9 @@ pub(crate) fn expand(args: TokenStream2, item: TokenStream2, kind: Kind) -> syn:
     };
     if let Some((true, _)) = config.start_paused {
         builder = quote! { #builder.start_paused(true) };
+    }
+    if let Some(name) = &config.name {
+        builder = quote! { #builder.name(#name) };
     }
     let build = match config.flavor {
         Flavor::Local => quote! { build_local(::core::default::Default::default()) },

@@ -8,7 +8,7 @@
 //! the first. The task's coop budget is checked before each poll, as in `select!`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Expr, Token};
@@ -42,20 +42,32 @@ pub(crate) fn expand(input: TokenStream, is_try: bool) -> syn::Result<TokenStrea
     let ms = Span::mixed_site();
     let cx = syn::Ident::new("__weft_cx", ms);
     let skip = syn::Ident::new("__weft_skip", ms);
-    let names: Vec<_> = (0..n).map(|i| format_ident!("__weft_fut{}", i, span = ms)).collect();
-    // One `let` for all futures: a `let` per future nests a scope per future (see select.rs).
+    let futs_id = syn::Ident::new("__weft_futs", ms);
+    // All futures in one tuple (one `let`: a `let` per future nests a scope per future, see
+    // select.rs), then shadowed by a `&mut` to it: the tuple can never be moved again, so its
+    // fields may be pinned in place (the enclosing future is pinned while it is polled). The
+    // `move` closure then holds one reference and the rotation counter, which keeps the
+    // `join!` future as small as tokio's.
     let exprs = futs.iter().map(|e| {
-        quote! {
-            ::core::pin::pin!(#krate::macros::support::MaybeDone::new(::core::future::IntoFuture::into_future(#e)))
-        }
+        quote! { #krate::macros::support::MaybeDone::new(::core::future::IntoFuture::into_future(#e)) }
     });
-    let lets = quote! { let (#(mut #names,)*) = (#(#exprs,)*); };
+    let lets = quote! {
+        let mut #futs_id = (#(#exprs,)*);
+        let #futs_id = &mut #futs_id;
+    };
+    let pinned = |i: usize| {
+        let idx = syn::Index::from(i);
+        // SAFETY (generated code): the tuple is only reachable through the shadowing `&mut`,
+        // so it is never moved after this first pin.
+        quote! { unsafe { ::core::pin::Pin::new_unchecked(&mut #futs_id.#idx) } }
+    };
     let poll_one = |i: usize| {
-        let f = &names[i];
+        let f = pinned(i);
         if is_try {
             quote! {
-                if #f.as_mut().poll_done(#cx) {
-                    if let ::core::option::Option::Some(e) = #f.as_mut().take_err() {
+                let mut f = #f;
+                if f.as_mut().poll_done(#cx) {
+                    if let ::core::option::Option::Some(e) = f.as_mut().take_err() {
                         return ::core::task::Poll::Ready(::core::result::Result::Err(e));
                     }
                 } else {
@@ -64,7 +76,7 @@ pub(crate) fn expand(input: TokenStream, is_try: bool) -> syn::Result<TokenStrea
             }
         } else {
             quote! {
-                if !#f.as_mut().poll_done(#cx) {
+                if !#f.poll_done(#cx) {
                     all_done = false;
                 }
             }
@@ -74,11 +86,12 @@ pub(crate) fn expand(input: TokenStream, is_try: bool) -> syn::Result<TokenStrea
         let body = poll_one(i);
         quote! { #i => { #body } }
     });
-    let takes = names.iter().map(|f| {
+    let takes = (0..n).map(|i| {
+        let f = pinned(i);
         if is_try {
-            quote! { #f.as_mut().take_ok() }
+            quote! { #f.take_ok() }
         } else {
-            quote! { #f.as_mut().take_output() }
+            quote! { #f.take_output() }
         }
     });
     let result = if is_try {
@@ -91,16 +104,17 @@ pub(crate) fn expand(input: TokenStream, is_try: bool) -> syn::Result<TokenStrea
     } else {
         (
             quote! {
-                let start = #skip;
-                #skip = if #skip + 1 == #n { 0 } else { #skip + 1 };
+                let start = #skip as usize;
+                #skip = if #skip as usize + 1 == #n { 0 } else { #skip + 1 };
             },
-            quote! { let mut #skip: usize = 0; },
+            quote! { let mut #skip: u32 = 0; },
         )
     };
     Ok(quote! {{
         #lets
         #skip_let
-        ::core::future::poll_fn(|#cx: &mut ::core::task::Context<'_>| {
+        #[allow(unused_unsafe, clippy::undocumented_unsafe_blocks)]
+        ::core::future::poll_fn(move |#cx: &mut ::core::task::Context<'_>| {
             ::core::task::ready!(#krate::macros::support::poll_budget_available(#cx));
             #rotate
             let mut all_done = true;

@@ -88,10 +88,10 @@ impl Parse for Select {
             let handler = parse_handler(input)?;
             select.branches.push(Branch { pat, fut, cond, handler });
         }
-        if select.branches.is_empty() {
+        if select.branches.is_empty() && select.else_branch.is_none() {
             return Err(syn::Error::new(
                 Span::call_site(),
-                "`select!` needs at least one `pattern = future => handler` branch",
+                "`select!` needs at least one `pattern = future => handler` branch or an `else` branch",
             ));
         }
         Ok(select)
@@ -114,6 +114,11 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let (krate, rest) = crate::split_crate(input)?;
     let select: Select = syn::parse2(rest)?;
     let n = select.branches.len();
+    if n == 0 {
+        // Only `else` (tokio allows it): every branch is "disabled", so it runs at once.
+        let e = select.else_branch.as_ref().expect("parse rejects a select! with neither");
+        return Ok(quote! {{ #e }});
+    }
     let ms = Span::mixed_site();
     let disabled = syn::Ident::new("__weft_disabled", ms);
     let winner = syn::Ident::new("__weft_winner", ms);
@@ -130,12 +135,20 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         .enumerate()
         .filter_map(|(i, b)| b.cond.as_ref().map(|c| quote! { if !(#c) { #disabled[#i] = true; } }));
     // One `let` for all futures (and one for all slots): a `let` per branch nests a scope
-    // per branch, and rustc overflows its stack walking ~1,000 nested scopes.
-    let fut_exprs = select.branches.iter().map(|b| {
-        let e = &b.fut;
-        quote! { ::core::pin::pin!(::core::future::IntoFuture::into_future(#e)) }
+    // per branch, and rustc overflows its stack walking ~1,000 nested scopes. The raw
+    // expressions are bound first, as a tuple: `let` extends the lifetime of temporaries
+    // borrowed in a tuple operand, so `&mut std::future::ready(())` works as a branch future
+    // (it would not inside a call to `into_future`).
+    let raw = syn::Ident::new("__weft_raw", ms);
+    let raw_exprs = select.branches.iter().map(|b| &b.fut);
+    let fut_exprs = (0..n).map(|i| {
+        let i = syn::Index::from(i);
+        quote! { ::core::pin::pin!(::core::future::IntoFuture::into_future(#raw.#i)) }
     });
-    let fut_lets = quote! { let (#(mut #futs,)*) = (#(#fut_exprs,)*); };
+    let fut_lets = quote! {
+        let #raw = (#(#raw_exprs,)*);
+        let (#(mut #futs,)*) = (#(#fut_exprs,)*);
+    };
     let poll_arms = select.branches.iter().enumerate().map(|(i, b)| {
         let f = &futs[i];
         let slot = &slots[i];
@@ -146,17 +159,22 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 if #disabled[#i] {
                     continue;
                 }
-                match ::core::future::Future::poll(#f.as_mut(), #cx) {
-                    ::core::task::Poll::Ready(#out) => {
-                        #disabled[#i] = true;
-                        #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
-                        let matched = match &#out { #check => true, _ => false };
-                        if matched {
-                            #slot = ::core::option::Option::Some(#out);
-                            return ::core::task::Poll::Ready(#i);
-                        }
+                // The `continue` arm makes the match's type a diverging-coerced variable, so a
+                // future whose output is otherwise unconstrained (`poll_fn(|_| panic!())` in a
+                // disabled branch) falls back to `()` exactly as it does under tokio's select!.
+                let #out = match ::core::future::Future::poll(#f.as_mut(), #cx) {
+                    ::core::task::Poll::Ready(v) => v,
+                    ::core::task::Poll::Pending => {
+                        #any_pending = true;
+                        continue;
                     }
-                    ::core::task::Poll::Pending => #any_pending = true,
+                };
+                #disabled[#i] = true;
+                #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
+                let matched = match &#out { #check => true, _ => false };
+                if matched {
+                    #slot = ::core::option::Option::Some(#out);
+                    return ::core::task::Poll::Ready(#i);
                 }
             }
         }

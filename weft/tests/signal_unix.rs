@@ -15,9 +15,11 @@ fn raise(signum: i32) {
 fn every_listener_on_every_runtime_sees_a_delivery() {
     let rt1 = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let rt2 = weft::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let guard = rt1.enter(); // `signal` needs a runtime, as in tokio
     let mut a = signal(SignalKind::user_defined1()).unwrap();
     let mut b = signal(SignalKind::user_defined1()).unwrap();
     let mut c = signal(SignalKind::from_raw(libc::SIGUSR1)).unwrap();
+    drop(guard);
     let on_rt2 = rt2.spawn(async move {
         c.recv().await.unwrap();
         c
@@ -42,7 +44,7 @@ fn every_listener_on_every_runtime_sees_a_delivery() {
         assert!(weft::time::timeout(Duration::from_millis(20), c.recv()).await.is_err(), "coalesced");
     });
     // A listener created after a delivery does not see it.
-    let mut late = signal(SignalKind::user_defined1()).unwrap();
+    let mut late = rt1.block_on(async { signal(SignalKind::user_defined1()).unwrap() });
     rt1.block_on(async {
         assert!(weft::time::timeout(Duration::from_millis(20), late.recv()).await.is_err());
     });
@@ -51,6 +53,7 @@ fn every_listener_on_every_runtime_sees_a_delivery() {
 #[test]
 fn listeners_of_other_signals_are_not_woken() {
     let rt = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let _guard = rt.enter();
     let mut hup = signal(SignalKind::hangup()).unwrap();
     let mut usr2 = signal(SignalKind::user_defined2()).unwrap();
     raise(libc::SIGUSR2);
@@ -62,6 +65,8 @@ fn listeners_of_other_signals_are_not_woken() {
 
 #[test]
 fn uncatchable_and_invalid_signals_are_errors() {
+    let rt = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let _guard = rt.enter();
     for kind in
         [SignalKind::from_raw(libc::SIGKILL), SignalKind::from_raw(libc::SIGSTOP), SignalKind::from_raw(libc::SIGSEGV)]
     {
@@ -72,4 +77,10 @@ fn uncatchable_and_invalid_signals_are_errors() {
     assert!(signal(SignalKind::from_raw(1000)).is_err());
     assert_eq!(SignalKind::terminate().as_raw_value(), libc::SIGTERM);
     assert_eq!(i32::from(SignalKind::interrupt()), libc::SIGINT);
+}
+
+#[test]
+#[should_panic(expected = "there is no reactor running")]
+fn signal_outside_a_runtime_panics() {
+    let _ = signal(SignalKind::hangup());
 }

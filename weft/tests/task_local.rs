@@ -64,12 +64,14 @@ fn value_is_restored_when_the_scope_panics() {
 }
 
 #[test]
-fn take_value_returns_the_value_and_drops_the_future_inside_the_scope() {
-    thread_local!(static SEEN_IN_DROP: Cell<Option<u32>> = const { Cell::new(None) });
+fn take_value_returns_the_value_and_leaves_the_future_running_without_it() {
+    // tokio's semantics: `take_value` only takes the value; the inner future stays, and
+    // from then on it (and its destructor) sees the key unset.
+    thread_local!(static SEEN_IN_DROP: Cell<Option<Option<u32>>> = const { Cell::new(None) });
     struct ReadsOnDrop;
     impl Drop for ReadsOnDrop {
         fn drop(&mut self) {
-            SEEN_IN_DROP.with(|s| s.set(NUMBER.try_with(|v| *v).ok()));
+            SEEN_IN_DROP.with(|s| s.set(Some(NUMBER.try_with(|v| *v).ok())));
         }
     }
     let guard = ReadsOnDrop;
@@ -77,10 +79,12 @@ fn take_value_returns_the_value_and_drops_the_future_inside_the_scope() {
         let _g = guard;
         std::future::pending::<()>().await
     });
-    let mut fut = std::pin::pin!(fut);
+    let mut fut = Box::pin(fut);
     assert_eq!(fut.as_mut().take_value(), Some(9));
-    assert_eq!(SEEN_IN_DROP.with(|s| s.get()), Some(9));
+    assert_eq!(SEEN_IN_DROP.with(|s| s.get()), None, "the inner future is still alive");
     assert_eq!(fut.as_mut().take_value(), None);
+    drop(fut);
+    assert_eq!(SEEN_IN_DROP.with(|s| s.get()), Some(None), "dropped without the value set");
 }
 
 #[test]

@@ -218,6 +218,19 @@ impl File {
         asyncify(move || std.set_len(size)).await
     }
 
+    /// Sets the access and/or modification time (after pending writes drained, so a
+    /// write-behind cannot land after it and overwrite the times).
+    pub async fn set_times(&self, times: std::fs::FileTimes) -> io::Result<()> {
+        let _inner = self.settle(false).await?;
+        let std = self.std.clone();
+        asyncify(move || std.set_times(times)).await
+    }
+
+    /// `set_times` with only the modification time.
+    pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        self.set_times(std::fs::FileTimes::new().set_modified(time)).await
+    }
+
     /// The file's metadata (after pending writes drained, so the length includes them).
     pub async fn metadata(&self) -> io::Result<Metadata> {
         let _inner = self.settle(false).await?;
@@ -231,7 +244,9 @@ impl File {
         let _inner = self.settle(true).await?;
         let std = self.std.clone();
         let std = asyncify(move || std.try_clone()).await?;
-        Ok(File::from_std(std))
+        let mut clone = File::from_std(std);
+        clone.max_buf_size = self.max_buf_size;
+        Ok(clone)
     }
 
     /// Waits for in-flight work, puts the OS offset at the logical position and returns the
@@ -268,8 +283,11 @@ impl File {
 
     /// Sets the largest buffer one hop uses: the most one read hop fetches and the most the
     /// write-behind holds (default 2 MiB, tokio's default too).
+    /// Panics on 0 (tokio's message).
+    #[track_caller]
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
-        self.max_buf_size = max_buf_size.max(1);
+        assert!(max_buf_size > 0, "`max_buf_size` must be greater than 0");
+        self.max_buf_size = max_buf_size;
     }
 
     /// The current `max_buf_size`.
@@ -355,6 +373,29 @@ impl AsyncWrite for File {
             inner.drop_ahead();
         }
         Poll::Ready(res)
+    }
+
+    /// Gathers the slices (up to `max_buf_size` bytes) into one write-behind hop, so a
+    /// vectored write moves as much as a plain one would.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let limit = self.max_buf_size;
+        let mut gathered = Vec::new();
+        for b in bufs {
+            let take = b.len().min(limit - gathered.len());
+            gathered.extend_from_slice(&b[..take]);
+            if gathered.len() == limit {
+                break;
+            }
+        }
+        self.poll_write(cx, &gathered)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -76,6 +76,10 @@ pub use ops::{
     remove_dir_all, remove_file, rename, set_permissions, symlink_metadata, try_exists, write,
 };
 pub use read_dir::{read_dir, DirEntry, ReadDir};
+/// The access and modification times for [`File::set_times`]. weft re-exports std's type,
+/// which has the same builder methods (`new`, `set_accessed`, `set_modified`) as tokio's
+/// wrapper of it.
+pub use std::fs::FileTimes;
 
 use std::io;
 

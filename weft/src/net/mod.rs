@@ -11,11 +11,55 @@
 //! name) runs the system resolver on the blocking pool; literal addresses resolve inline.
 
 mod addr;
+mod datagram_extra;
+mod std_conv;
 pub mod tcp;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod ucred;
 mod udp;
 pub mod unix;
+mod unix_extra;
+mod unix_socket;
 
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
 pub use unix::{UnixDatagram, UnixListener, UnixStream};
+pub use unix_socket::UnixSocket;
+
+/// One non-blocking `read` into `buf`'s spare capacity, advancing `buf` by what was read
+/// (the `try_read_buf` methods).
+pub(crate) fn read_into_buf<R, B>(reader: R, buf: &mut B) -> std::io::Result<usize>
+where
+    R: std::io::Read,
+    B: bytes::BufMut,
+{
+    let mut reader = reader;
+    fill_spare(buf, |dst| reader.read(dst).map(|n| (n, ()))).map(|(n, ())| n)
+}
+
+/// Runs `f` on `buf`'s spare capacity (one chunk), then advances `buf` by the count `f`
+/// returns with its other result (the `recv_buf*` methods). `f` needs initialised memory, so
+/// the chunk is zeroed first (cheap next to the syscall).
+pub(crate) fn fill_spare<B, R>(
+    buf: &mut B,
+    f: impl FnOnce(&mut [u8]) -> std::io::Result<(usize, R)>,
+) -> std::io::Result<(usize, R)>
+where
+    B: bytes::BufMut,
+{
+    let chunk = buf.chunk_mut();
+    let len = chunk.len();
+    // SAFETY: `chunk` is `len` writable bytes owned by `buf`; zeroing them first makes the
+    // slice initialised, so viewing it as `&mut [u8]` is sound.
+    let dst = unsafe {
+        std::ptr::write_bytes(chunk.as_mut_ptr(), 0, len);
+        std::slice::from_raw_parts_mut(chunk.as_mut_ptr(), len)
+    };
+    let (n, r) = f(dst)?;
+    assert!(n <= len, "a read reported more bytes than the buffer holds");
+    // SAFETY: the first `n <= len` bytes of the spare capacity were zeroed above (and then
+    // written by `f`), so they are initialised.
+    unsafe { buf.advance_mut(n) };
+    Ok((n, r))
+}

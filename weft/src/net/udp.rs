@@ -13,7 +13,7 @@ use crate::runtime::io::scheduled_io::Direction;
 
 /// A UDP socket (tokio's `UdpSocket`).
 pub struct UdpSocket {
-    io: PollEvented<mio::net::UdpSocket>,
+    pub(super) io: PollEvented<mio::net::UdpSocket>,
 }
 
 impl UdpSocket {

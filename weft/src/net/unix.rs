@@ -4,18 +4,22 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
-use std::os::unix::net::SocketAddr;
 use std::path::Path;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
+pub mod pipe;
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use super::ucred::UCred;
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use crate::runtime::io::registration::PollEvented;
-use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::io::scheduled_io::{Direction, READABLE, WRITABLE};
+pub use std::os::unix::net::SocketAddr;
 
 /// A Unix-domain listening socket.
 pub struct UnixListener {
-    io: PollEvented<mio::net::UnixListener>,
+    pub(super) io: PollEvented<mio::net::UnixListener>,
 }
 
 impl UnixListener {
@@ -32,13 +36,15 @@ impl UnixListener {
         Ok(UnixListener { io: PollEvented::new(mio::net::UnixListener::from_std(l))? })
     }
 
+    /// Any number of tasks may wait here on one listener (the registration's waiter list).
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        std::future::poll_fn(|cx| self.poll_accept(cx)).await
+        let (s, addr) = self.io.registration().async_io(Interest::READABLE, || self.io.get_ref().accept()).await?;
+        Ok((UnixStream::accepted(s)?, addr))
     }
 
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         let (s, addr) = ready!(self.io.registration().poll_io(cx, Direction::Read, || self.io.get_ref().accept()))?;
-        Poll::Ready(UnixStream::new(s).map(|s| (s, addr)))
+        Poll::Ready(Ok((UnixStream::accepted(s)?, addr)))
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -48,17 +54,34 @@ impl UnixListener {
 
 /// A connected Unix-domain byte stream.
 pub struct UnixStream {
-    io: PollEvented<mio::net::UnixStream>,
+    pub(super) io: PollEvented<mio::net::UnixStream>,
 }
 
 impl UnixStream {
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
-        let s = UnixStream::new(mio::net::UnixStream::connect(path)?)?;
+        UnixStream::connect_finish(UnixStream::new(mio::net::UnixStream::connect(path)?)?).await
+    }
+
+    /// Waits for a non-blocking `connect` to finish; its error, if it failed.
+    pub(crate) async fn connect_finish(s: UnixStream) -> io::Result<UnixStream> {
         s.io.registration().readiness(Interest::WRITABLE).await?;
         if let Some(e) = s.io.get_ref().take_error()? {
             return Err(e);
         }
         Ok(s)
+    }
+
+    /// Wraps an accepted stream. As for TCP, it may hold data before the driver's first event
+    /// for it, so it starts out assumed readable and writable.
+    fn accepted(s: mio::net::UnixStream) -> io::Result<UnixStream> {
+        let stream = UnixStream::new(s)?;
+        stream.io.registration().assume_ready(READABLE | WRITABLE);
+        Ok(stream)
+    }
+
+    #[track_caller]
+    pub(super) fn from_mio(s: mio::net::UnixStream) -> io::Result<UnixStream> {
+        UnixStream::new(s)
     }
 
     #[track_caller]
@@ -72,11 +95,21 @@ impl UnixStream {
         UnixStream::new(mio::net::UnixStream::from_std(s))
     }
 
+    /// The credentials of the process at the other end (`SO_PEERCRED`).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn peer_cred(&self) -> io::Result<UCred> {
+        super::ucred::peer_cred(self.io.get_ref())
+    }
+
     /// A connected pair.
     #[track_caller]
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let (a, b) = mio::net::UnixStream::pair()?;
-        Ok((UnixStream::new(a)?, UnixStream::new(b)?))
+        let (a, b) = (UnixStream::new(a)?, UnixStream::new(b)?);
+        // A fresh pair is writable at once (tokio assumes it too).
+        a.io.registration().assume_ready(WRITABLE);
+        b.io.registration().assume_ready(WRITABLE);
+        Ok((a, b))
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -199,13 +232,19 @@ impl futures_io::AsyncWrite for UnixStream {
 
 /// A Unix-domain datagram socket.
 pub struct UnixDatagram {
-    io: PollEvented<mio::net::UnixDatagram>,
+    pub(super) io: PollEvented<mio::net::UnixDatagram>,
 }
 
 impl UnixDatagram {
     #[track_caller]
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixDatagram> {
         Ok(UnixDatagram { io: PollEvented::new(mio::net::UnixDatagram::bind(path)?)? })
+    }
+    /// Wraps a std socket (switched to non-blocking). Needs a runtime with I/O.
+    #[track_caller]
+    pub fn from_std(datagram: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
+        datagram.set_nonblocking(true)?;
+        Ok(UnixDatagram { io: PollEvented::new(mio::net::UnixDatagram::from_std(datagram))? })
     }
     #[track_caller]
     pub fn unbound() -> io::Result<UnixDatagram> {
@@ -214,7 +253,11 @@ impl UnixDatagram {
     #[track_caller]
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let (a, b) = mio::net::UnixDatagram::pair()?;
-        Ok((UnixDatagram { io: PollEvented::new(a)? }, UnixDatagram { io: PollEvented::new(b)? }))
+        let (a, b) = (UnixDatagram { io: PollEvented::new(a)? }, UnixDatagram { io: PollEvented::new(b)? });
+        // A fresh pair can send at once (tokio 1.54 assumes it too); a `WouldBlock` clears it.
+        a.io.registration().assume_ready(WRITABLE);
+        b.io.registration().assume_ready(WRITABLE);
+        Ok((a, b))
     }
     pub fn connect(&self, path: impl AsRef<Path>) -> io::Result<()> {
         self.io.get_ref().connect(path)

@@ -155,17 +155,27 @@ impl Command {
 
     /// Runs the child to completion (stdio inherited unless configured) and returns its
     /// exit status.
-    pub async fn status(&mut self) -> io::Result<ExitStatus> {
-        let mut child = self.spawn()?;
-        drop(child.stdin.take());
-        child.wait().await
+    ///
+    /// The child is spawned when this is called, not when the future is first polled, and
+    /// the future does not borrow the `Command` (as tokio's): `Command::new(..).status()` can
+    /// be bound to a variable and awaited later.
+    pub fn status(&mut self) -> impl std::future::Future<Output = io::Result<ExitStatus>> + Send + 'static {
+        let child = self.spawn();
+        async move {
+            let mut child = child?;
+            drop(child.stdin.take());
+            child.wait().await
+        }
     }
 
     /// Runs the child with stdout and stderr piped (stdin null unless configured) and
     /// collects everything it writes.
-    pub async fn output(&mut self) -> io::Result<Output> {
+    ///
+    /// Spawned when called; the future does not borrow the `Command` (see `status`).
+    pub fn output(&mut self) -> impl std::future::Future<Output = io::Result<Output>> + Send + 'static {
         self.std.stdout(Stdio::piped()).stderr(Stdio::piped());
-        self.spawn()?.wait_with_output().await
+        let child = self.spawn();
+        async move { child?.wait_with_output().await }
     }
 }
 

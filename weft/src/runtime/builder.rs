@@ -41,6 +41,9 @@ pub struct Builder {
     long_poll_threshold: Option<Duration>,
     warn_on_long_polls: bool,
     compensate_blocked_workers: Option<bool>,
+    name: Option<String>,
+    io_events_per_tick: usize,
+    io_events_per_busy_tick: Option<usize>,
 }
 
 /// Default ticks between checks of the injection queue (a prime, so it does not beat in step
@@ -82,6 +85,9 @@ impl Builder {
             long_poll_threshold: None,
             warn_on_long_polls: true,
             compensate_blocked_workers: None,
+            name: None,
+            io_events_per_tick: super::io::EVENTS_CAPACITY,
+            io_events_per_busy_tick: None,
         }
     }
 
@@ -260,6 +266,34 @@ impl Builder {
         self
     }
 
+    /// Names the runtime (`Handle::name`). Panics on an empty or all-whitespace name.
+    #[track_caller]
+    pub fn name(&mut self, val: impl Into<String>) -> &mut Self {
+        let val = val.into();
+        assert!(!val.trim().is_empty(), "runtime name shouldn't be empty");
+        self.name = Some(val);
+        self
+    }
+
+    /// How many I/O events one turn of the driver takes at most (default 1024). Events beyond
+    /// it stay ready in the kernel for the next turn. Panics on 0.
+    #[track_caller]
+    pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_tick must be non-zero");
+        self.io_events_per_tick = capacity;
+        self
+    }
+
+    /// How many I/O events a worker takes when it polls the driver while it still has tasks
+    /// to run (default: the same as `max_io_events_per_tick`). A small batch keeps a busy
+    /// worker from waking more tasks than its queue holds. Panics on 0.
+    #[track_caller]
+    pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_busy_tick must be non-zero");
+        self.io_events_per_busy_tick = Some(capacity);
+        self
+    }
+
     /// Builds the runtime, starting its worker threads.
     ///
     /// Knobs not set on the builder come from the `WEFT_*` environment variables (README.md,
@@ -288,14 +322,16 @@ impl Builder {
                 warn: self.warn_on_long_polls,
                 compensate: self.compensate_blocked_workers.or(env.compensate).unwrap_or(true),
             },
+            name: self.name.clone(),
         };
         let max_blocking =
             self.max_blocking_threads.or(env.max_blocking_threads).unwrap_or_else(super::blocking::default_max_threads);
         let keep_alive =
             self.thread_keep_alive.or(env.blocking_keep_alive).unwrap_or(super::blocking::DEFAULT_KEEP_ALIVE);
         let blocking = super::blocking::BlockingPool::new(max_blocking, keep_alive);
-        let (driver, driver_handle) =
+        let (mut driver, driver_handle) =
             Driver::new(self.enable_time, self.enable_io, matches!(self.kind, Kind::CurrentThread), self.start_paused)?;
+        driver.set_io_event_limits(self.io_events_per_tick, self.io_events_per_busy_tick);
         match self.kind {
             Kind::CurrentThread => {
                 let handle = scheduler::current_thread::create(driver, driver_handle, blocking, config);

@@ -20,6 +20,9 @@ struct Context {
     scheduler: Cell<Option<*const scheduler::Context>>,
     entered: Cell<bool>,
     task_id: Cell<Option<Id>>,
+    /// Live `EnterGuard`s on this thread; each guard remembers its level so dropping them
+    /// out of order is caught (it would restore the wrong runtime).
+    enter_depth: Cell<usize>,
 }
 
 thread_local! {
@@ -29,6 +32,7 @@ thread_local! {
             scheduler: Cell::new(None),
             entered: Cell::new(false),
             task_id: Cell::new(None),
+            enter_depth: Cell::new(0),
         }
     };
 }
@@ -97,19 +101,42 @@ pub(crate) fn current_task_id() -> Option<Id> {
 pub(crate) struct EnterGuard {
     prev_handle: Option<scheduler::Handle>,
     prev_scheduler: Option<*const scheduler::Context>,
+    depth: usize,
 }
 
+/// Outside the thread-local's lifetime (a `Runtime` dropped from another thread-local's
+/// destructor shuts down through here) the guard is inert: depth 0, nothing to restore.
 pub(crate) fn enter(handle: scheduler::Handle) -> EnterGuard {
     CONTEXT
-        .with(|c| EnterGuard { prev_handle: c.handle.replace(Some(handle)), prev_scheduler: c.scheduler.replace(None) })
+        .try_with(|c| {
+            let depth = c.enter_depth.get() + 1;
+            c.enter_depth.set(depth);
+            EnterGuard { prev_handle: c.handle.replace(Some(handle)), prev_scheduler: c.scheduler.replace(None), depth }
+        })
+        .unwrap_or(EnterGuard { prev_handle: None, prev_scheduler: None, depth: 0 })
 }
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
-        let _ = CONTEXT.try_with(|c| {
-            *c.handle.borrow_mut() = self.prev_handle.take();
-            c.scheduler.set(self.prev_scheduler);
-        });
+        if self.depth == 0 {
+            return; // inert: made while the thread-local was being destroyed
+        }
+        let in_order = CONTEXT
+            .try_with(|c| {
+                *c.handle.borrow_mut() = self.prev_handle.take();
+                c.scheduler.set(self.prev_scheduler);
+                let in_order = c.enter_depth.get() == self.depth;
+                c.enter_depth.set(self.depth - 1);
+                in_order
+            })
+            .unwrap_or(true);
+        if !in_order && !std::thread::panicking() {
+            panic!(
+                "`EnterGuard` values dropped out of order. Guards returned by \
+                 `Handle::enter()` / `Runtime::enter()` must be dropped in the reverse order \
+                 as they were acquired."
+            );
+        }
     }
 }
 

@@ -78,7 +78,7 @@ impl Driver {
     pub(crate) fn park_timeout(&mut self, handle: &Handle, limit: Option<Duration>) {
         if limit == Some(Duration::ZERO) {
             if let (Some(io), Some(h)) = (&mut self.io, &handle.io) {
-                io.turn(h, Some(Duration::ZERO));
+                io.turn_busy(h);
             }
             if let Some(t) = &handle.time {
                 t.process();
@@ -109,6 +109,13 @@ impl Driver {
         }
         if let Some(t) = &handle.time {
             t.finish_park();
+        }
+    }
+
+    /// `Builder::max_io_events_per_tick` / `max_io_events_per_busy_tick` (no-op without I/O).
+    pub(crate) fn set_io_event_limits(&mut self, per_tick: usize, per_busy_tick: Option<usize>) {
+        if let Some(io) = &mut self.io {
+            io.set_event_limits(per_tick, per_busy_tick);
         }
     }
 

@@ -16,8 +16,19 @@ pub struct Handle {
 /// Returned by [`Handle::enter`]; the previous context is restored when it is dropped.
 #[must_use = "the runtime is only entered while the guard is alive"]
 pub struct EnterGuard<'a> {
+    // Declared first, so dropped first: a `LocalRuntime`'s local context is left before the
+    // runtime context it was entered inside.
+    _local: Option<crate::task::LocalEnterGuard>,
     _guard: context::EnterGuard,
     _p: PhantomData<&'a Handle>,
+}
+
+impl EnterGuard<'_> {
+    /// Also enters `local` (`LocalRuntime::enter`: `spawn_local` then works under the guard).
+    pub(crate) fn with_local(mut self, local: crate::task::LocalEnterGuard) -> Self {
+        self._local = Some(local);
+        self
+    }
 }
 
 /// There is no current weft runtime on this thread.
@@ -45,7 +56,7 @@ impl Handle {
 
     /// Makes this runtime current on this thread until the guard is dropped.
     pub fn enter(&self) -> EnterGuard<'_> {
-        EnterGuard { _guard: context::enter(self.inner.clone()), _p: PhantomData }
+        EnterGuard { _local: None, _guard: context::enter(self.inner.clone()), _p: PhantomData }
     }
 
     #[track_caller]
@@ -69,6 +80,16 @@ impl Handle {
         }
     }
 
+    /// Runs a blocking closure on this runtime's blocking pool (see `task::spawn_blocking`).
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, func: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.inner.spawn_blocking(func)
+    }
+
     /// Runs `future` to completion on this thread. Panics inside a runtime.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
@@ -89,6 +110,14 @@ impl Handle {
             scheduler::Handle::MultiThread(h) => &**h as *const _ as usize,
         };
         super::Id::from_addr(addr)
+    }
+
+    /// The name given with `Builder::name`, if any.
+    pub fn name(&self) -> Option<&str> {
+        match &self.inner {
+            scheduler::Handle::CurrentThread(h) => h.config.name.as_deref(),
+            scheduler::Handle::MultiThread(h) => h.config.name.as_deref(),
+        }
     }
 
     pub fn runtime_flavor(&self) -> RuntimeFlavor {

@@ -71,8 +71,10 @@ impl LocalRuntime {
         self.local.block_on(&self.rt, future)
     }
 
+    /// Enters the runtime and its `LocalSet`: under the guard, `spawn_local` queues onto this
+    /// runtime's local tasks (they run in the next `block_on`), as in tokio.
     pub fn enter(&self) -> EnterGuard<'_> {
-        self.rt.enter()
+        self.rt.enter().with_local(self.local.enter())
     }
 
     pub fn shutdown_timeout(self, timeout: Duration) {

@@ -44,6 +44,17 @@ pub use metrics::{RuntimeMetrics, TaskInfo, TaskState};
 pub use scheduler::multi_thread::LongPoll;
 pub use shutdown_error::is_rt_shutdown_err;
 
+/// The index of the worker thread this code runs on (`0..num_workers`), or `None` when it is
+/// not running on one of a runtime's workers: outside any runtime, on the blocking pool, or in
+/// a `block_on` that does not hold the scheduler (a current-thread runtime's core held by
+/// another thread). A current-thread runtime's one worker is index 0.
+pub fn worker_index() -> Option<usize> {
+    context::with_scheduler(|cx| match cx? {
+        scheduler::Context::CurrentThread(_) => Some(0),
+        scheduler::Context::MultiThread(cx) => Some(cx.index),
+    })
+}
+
 use std::fmt;
 use std::future::Future;
 use std::io as std_io;
@@ -64,6 +75,8 @@ pub(crate) struct Config {
     pub(crate) on_thread_unpark: Option<ThreadHook>,
     /// Long-poll detection and compensation (multi-thread flavor).
     pub(crate) monitor: scheduler::multi_thread::monitor::MonitorConfig,
+    /// `Builder::name`.
+    pub(crate) name: Option<String>,
 }
 
 /// A user thread hook kept by the scheduler. Only ever called, never inspected, so a panic
@@ -101,6 +114,12 @@ struct Workers {
     threads: Vec<crate::loom::thread::JoinHandle<()>>,
     alive: AliveCount,
 }
+
+// The join handles are only joined during shutdown (which takes the `Runtime` by value or in
+// `Drop`): a panic caught across a `&Runtime` cannot observe them half-updated. Declared
+// unwind-safe so `Runtime` is, as tokio's is.
+impl std::panic::RefUnwindSafe for Workers {}
+impl std::panic::UnwindSafe for Workers {}
 
 /// Number of worker threads still running, and the condvar `Runtime::drop` waits on.
 pub(crate) type AliveCount = Arc<(Mutex<usize>, Condvar)>;
@@ -142,6 +161,21 @@ impl Runtime {
 
     pub fn handle(&self) -> &Handle {
         &self.handle
+    }
+
+    /// Runs a blocking closure on this runtime's blocking pool (see `task::spawn_blocking`).
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, func: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(func)
+    }
+
+    /// The runtime's metrics: the same as `self.handle().metrics()`.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
     }
 
     /// Makes this runtime the current one for this thread until the guard is dropped.

@@ -74,7 +74,20 @@ impl From<SignalKind> for std::os::raw::c_int {
 /// of the process (the default action, e.g. termination, no longer happens). Errors for
 /// signals that cannot be caught (`SIGKILL`, `SIGSTOP`, and the fault signals
 /// `SIGILL`/`SIGFPE`/`SIGSEGV`) and for numbers out of range. Works outside a runtime too.
+///
+/// # Panics
+/// Outside a runtime, or on one without I/O enabled (tokio's rules and messages), although
+/// weft's signal handling itself is process-global.
+#[track_caller]
 pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+    let handle = crate::runtime::context::current_or_panic("`signal::unix::signal`");
+    // tokio's signal driver is part of its I/O driver; require it the same way.
+    if handle.driver().io().is_none() {
+        panic!(
+            "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the runtime \
+             builder to enable IO. (weft: signals need `Builder::enable_io()` or `enable_all()`)"
+        );
+    }
     let signum = kind.0;
     if FORBIDDEN.contains(&signum) {
         return Err(io::Error::other(format!("Refusing to register signal {signum}")));

@@ -321,19 +321,22 @@ impl Future for Acquire<'_> {
         // SAFETY: nothing is moved out of the pinned future; the node stays where it is.
         let this = unsafe { self.get_unchecked_mut() };
         assert!(!this.done, "`Acquire` polled after it completed");
-        let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         let result = match this.node.data.state.load(Acquire) {
             IDLE => match this.sem.try_acquire(this.needed) {
                 Ok(()) => Poll::Ready(Ok(())),
                 Err(TryAcquireError::Closed) => Poll::Ready(Err(AcquireError)),
                 Err(TryAcquireError::NoPermits) => this.sem.poll_acquire_slow(&this.node, this.needed, cx.waker()),
             },
+            // A closed semaphore fails even a fully granted acquire (as tokio's): the permits
+            // go back in `Drop`, so a closed channel sees its capacity return.
+            GRANTED if this.sem.is_closed() => Poll::Ready(Err(AcquireError)),
             GRANTED => Poll::Ready(Ok(())),
             CANCELLED_BY_CLOSE => Poll::Ready(Err(AcquireError)),
             _ => {
                 let _waiters = lock(&this.sem.waiters);
                 // Re-check under the mutex: a releaser may have granted us since the load.
                 match this.node.data.state.load(Acquire) {
+                    GRANTED if this.sem.is_closed() => Poll::Ready(Err(AcquireError)),
                     GRANTED => Poll::Ready(Ok(())),
                     CANCELLED_BY_CLOSE => Poll::Ready(Err(AcquireError)),
                     _ => {
@@ -349,11 +352,38 @@ impl Future for Acquire<'_> {
                 }
             }
         };
-        if result.is_ready() {
-            coop.made_progress();
-            this.done = true;
+        match result {
+            // The coop budget is charged only once the permits are ours (tokio's order): a task
+            // out of budget still takes its place in the FIFO queue, so it is not overtaken by
+            // an acquirer that arrives after it.
+            Poll::Ready(Ok(())) => match crate::task::coop::poll_proceed(cx) {
+                Poll::Ready(coop) => {
+                    coop.made_progress();
+                    this.done = true;
+                    Poll::Ready(Ok(()))
+                }
+                Poll::Pending => {
+                    // Keep the permits for the next poll (or give them back in `Drop`). Only
+                    // this future touches a node that is not linked, and a linked one was
+                    // already unlinked by the releaser that granted it.
+                    this.node.data.state.store(GRANTED, Release);
+                    Poll::Pending
+                }
+            },
+            // After a failure `Drop` still gives back whatever this acquire was granted or
+            // partially assigned.
+            other => other,
         }
-        result
+    }
+}
+
+impl Acquire<'_> {
+    /// Gives back what a queued acquire had been assigned before `close` unlinked it.
+    fn release_partial(&self) {
+        // SAFETY: `close` unlinked the node and stored CANCELLED_BY_CLOSE as its last touch
+        // (Release, read with Acquire by our caller): nobody else reaches `remaining` now.
+        let remaining = unsafe { self.node.data.remaining.with(|r| *r) };
+        self.sem.release(self.needed - remaining);
     }
 }
 
@@ -363,7 +393,8 @@ impl Drop for Acquire<'_> {
             return;
         }
         match self.node.data.state.load(Acquire) {
-            IDLE | CANCELLED_BY_CLOSE => {}
+            IDLE => {}
+            CANCELLED_BY_CLOSE => self.release_partial(),
             GRANTED => self.sem.release(self.needed),
             _ => {
                 let mut waiters = lock(&self.sem.waiters);
@@ -372,7 +403,10 @@ impl Drop for Acquire<'_> {
                         drop(waiters);
                         self.sem.release(self.needed);
                     }
-                    CANCELLED_BY_CLOSE => {}
+                    CANCELLED_BY_CLOSE => {
+                        drop(waiters);
+                        self.release_partial();
+                    }
                     _ => {
                         // SAFETY: state QUEUED under the mutex means the node is linked in
                         // this semaphore's queue.

@@ -8,8 +8,9 @@
 pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {
     assert!(
         !crate::runtime::context::is_entered(),
-        "a `blocking_*` method of weft::sync was called from inside a runtime; this would \
-         block the thread that drives other tasks. Use the async method instead."
+        "Cannot block the current thread from within a runtime: a `blocking_*` method of \
+         weft::sync was called on a thread that drives async tasks, which it would stall. Use \
+         the async method instead (tokio's message starts the same way)."
     );
     crate::runtime::park::block_on(fut)
 }

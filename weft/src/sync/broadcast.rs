@@ -181,6 +181,17 @@ impl<T> Shared<T> {
     }
 }
 
+impl<T: Clone> Sender<T> {
+    /// A sender of a new channel with no receiver yet (`subscribe` makes them). Panics like
+    /// [`channel`] on a zero or too large capacity.
+    #[track_caller]
+    pub fn new(capacity: usize) -> Sender<T> {
+        let (tx, rx) = channel(capacity);
+        drop(rx);
+        tx
+    }
+}
+
 impl<T> Sender<T> {
     /// Sends to every current receiver; returns how many there are. Fails (returning the
     /// value) when there are none. Never waits: the oldest value is overwritten.
@@ -442,10 +453,15 @@ impl<T: Clone> Receiver<T> {
         }
         if let Some(waker) = waker {
             let cell = &mut tail.wakers[self.id];
-            match cell {
-                Some(old) if old.will_wake(waker) => {}
-                _ => *cell = Some(waker.clone()),
-            }
+            let replaced = match cell {
+                Some(old) if old.will_wake(waker) => None,
+                _ => cell.replace(waker.clone()),
+            };
+            // A replaced waker is dropped after both locks are released: its destructor is
+            // user code, which may send on this channel (taking the tail lock).
+            drop(slot);
+            drop(tail);
+            drop(replaced);
         }
         Attempt::Empty
     }
@@ -459,9 +475,11 @@ impl<T: Clone> Receiver<T> {
 
 impl<T> Receiver<T> {
     /// Values sent and not yet received by this receiver (capped at the capacity).
+    /// Values sent since this receiver's position, including ones already overwritten
+    /// (which the next `recv` reports as `Lagged`), as tokio counts them.
     pub fn len(&self) -> usize {
         let tail = lock(&self.shared.tail);
-        (tail.pos - self.next).min(self.shared.mask + 1) as usize
+        (tail.pos - self.next) as usize
     }
 
     pub fn is_empty(&self) -> bool {

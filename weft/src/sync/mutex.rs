@@ -94,6 +94,7 @@ impl<T: ?Sized> Mutex<T> {
 
     /// Locks from synchronous code by blocking the thread. Panics inside an async context of a
     /// weft runtime would deadlock, so do not call it from a task.
+    #[track_caller]
     pub fn blocking_lock(&self) -> MutexGuard<'_, T> {
         crate::sync::block_on(self.lock())
     }

@@ -54,6 +54,15 @@ fn with_state(word: usize, state: usize) -> usize {
 const NOT_YET: usize = 0;
 const BY_ONE: usize = 1;
 const BY_ALL: usize = 2;
+/// Picked by `notify_last`: a dropped future passes the notification on to the newest waiter.
+const BY_LAST: usize = 3;
+
+/// Which waiter a single notification goes to.
+#[derive(Clone, Copy)]
+enum Pick {
+    Oldest,
+    Newest,
+}
 
 /// Notifies tasks.
 ///
@@ -134,6 +143,16 @@ impl Notify {
 
     /// Wakes the oldest waiter, or stores one permit if nobody waits (permits do not add up).
     pub fn notify_one(&self) {
+        self.notify_single(Pick::Oldest)
+    }
+
+    /// Like [`notify_one`](Notify::notify_one), but wakes the most recently queued waiter
+    /// (LIFO) instead of the oldest. With nobody waiting it stores a permit, as `notify_one`.
+    pub fn notify_last(&self) {
+        self.notify_single(Pick::Newest)
+    }
+
+    fn notify_single(&self, pick: Pick) {
         let mut cur = self.state.load(SeqCst);
         while cur & STATE_MASK != WAITING {
             // SeqCst: pairs with the Notified's CAS on the same word (see the module comment).
@@ -149,7 +168,11 @@ impl Notify {
             self.state.store(with_state(cur, NOTIFIED), SeqCst);
             return;
         }
-        let node = waiters.pop_front().expect("WAITING implies a queued waiter");
+        let node = match pick {
+            Pick::Oldest => waiters.pop_front(),
+            Pick::Newest => waiters.pop_back(),
+        }
+        .expect("WAITING implies a queued waiter");
         if waiters.is_empty() {
             self.state.store(with_state(cur, EMPTY), SeqCst);
         }
@@ -158,7 +181,11 @@ impl Notify {
         // SAFETY: under the mutex.
         let waker = unsafe { waiter.waker.with_mut(|w| (*w).take()) };
         // Release pairs with the future's Acquire load; last touch of the node.
-        waiter.notified.store(BY_ONE, Release);
+        let by = match pick {
+            Pick::Oldest => BY_ONE,
+            Pick::Newest => BY_LAST,
+        };
+        waiter.notified.store(by, Release);
         drop(waiters);
         if let Some(w) = waker {
             w.wake();
@@ -331,6 +358,11 @@ impl Drop for Notified<'_> {
                 // Picked by `notify_one` but never observed: pass the notification on.
                 drop(waiters);
                 notify.notify_one();
+            }
+            BY_LAST => {
+                // Picked by `notify_last`: pass it on to the (now) newest waiter.
+                drop(waiters);
+                notify.notify_last();
             }
             _ => {}
         }

@@ -56,6 +56,18 @@ impl<T> fmt::Display for SetError<T> {
 
 impl<T: fmt::Debug> std::error::Error for SetError<T> {}
 
+impl<T> SetError<T> {
+    /// True for [`SetError::AlreadyInitializedError`].
+    pub fn is_already_init_err(&self) -> bool {
+        matches!(self, SetError::AlreadyInitializedError(_))
+    }
+
+    /// True for [`SetError::InitializingError`].
+    pub fn is_initializing_err(&self) -> bool {
+        matches!(self, SetError::InitializingError(_))
+    }
+}
+
 impl<T> OnceCell<T> {
     pub fn new() -> OnceCell<T> {
         OnceCell {

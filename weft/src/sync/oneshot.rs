@@ -259,6 +259,8 @@ impl<T> Receiver<T> {
             return value.ok_or(TryRecvError::Closed);
         }
         if state & CLOSED == CLOSED {
+            // Terminal, as in tokio: the receiver is done and must not be polled again.
+            self.inner = None;
             return Err(TryRecvError::Closed);
         }
         Err(TryRecvError::Empty)

@@ -45,10 +45,14 @@ unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
 // any thread (needs `T: Send`); the semaphore keeps readers and the writer apart.
 unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
 
-/// Shared access; releases one read permit on drop.
+/// Shared access; releases one read permit on drop. It points at the data rather than the
+/// lock so that [`map`](RwLockReadGuard::map) and `downgrade_map` can narrow it to a part of
+/// the value.
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockReadGuard<'a, T: ?Sized> {
-    lock: &'a RwLock<T>,
+    sem: &'a RawSemaphore,
+    data: *const T,
+    _borrow: std::marker::PhantomData<&'a T>,
 }
 
 /// Exclusive access; releases every permit on drop.
@@ -90,12 +94,26 @@ impl<T> RwLock<T> {
 
     /// A lock admitting at most `max_readers` readers at once. Panics if it is 0 or above
     /// `u32::MAX >> 3`.
+    #[track_caller]
     pub fn with_max_readers(value: T, max_readers: u32) -> RwLock<T> {
-        assert!(
-            max_readers > 0 && max_readers <= MAX_READS,
-            "max_readers must be in 1..={MAX_READS}, got {max_readers}"
-        );
+        assert!(max_readers > 0, "a RwLock may not be created with 0 readers");
+        assert!(max_readers <= MAX_READS, "a RwLock may not be created with more than {MAX_READS} readers");
         RwLock { max_readers, sem: RawSemaphore::new(max_readers as usize), data: UnsafeCell::new(value) }
+    }
+
+    /// `new` usable in a `static`. Not available under `--cfg loom`, as in tokio.
+    #[cfg(not(loom))]
+    pub const fn const_new(value: T) -> RwLock<T> {
+        RwLock::const_with_max_readers(value, MAX_READS)
+    }
+
+    /// `with_max_readers` usable in a `static`. Not available under `--cfg loom`.
+    #[cfg(not(loom))]
+    #[track_caller]
+    pub const fn const_with_max_readers(value: T, max_readers: u32) -> RwLock<T> {
+        assert!(max_readers > 0, "a RwLock may not be created with 0 readers");
+        assert!(max_readers <= MAX_READS, "a RwLock may not be created with more than `u32::MAX >> 3` readers");
+        RwLock { max_readers, sem: RawSemaphore::const_new(max_readers as usize), data: UnsafeCell::new(value) }
     }
 
     pub fn into_inner(self) -> T {
@@ -107,7 +125,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Waits for shared access, behind any writer already waiting.
     pub async fn read(&self) -> RwLockReadGuard<'_, T> {
         self.acquire(1).await;
-        RwLockReadGuard { lock: self }
+        self.read_guard()
     }
 
     /// Waits for exclusive access; readers that arrive later wait behind it.
@@ -128,7 +146,7 @@ impl<T: ?Sized> RwLock<T> {
 
     pub fn try_read(&self) -> Result<RwLockReadGuard<'_, T>, TryLockError> {
         self.sem.try_acquire(1).map_err(|_| TryLockError::new())?;
-        Ok(RwLockReadGuard { lock: self })
+        Ok(self.read_guard())
     }
 
     pub fn try_write(&self) -> Result<RwLockWriteGuard<'_, T>, TryLockError> {
@@ -136,10 +154,12 @@ impl<T: ?Sized> RwLock<T> {
         Ok(RwLockWriteGuard { lock: self })
     }
 
+    #[track_caller]
     pub fn blocking_read(&self) -> RwLockReadGuard<'_, T> {
         crate::sync::block_on(self.read())
     }
 
+    #[track_caller]
     pub fn blocking_write(&self) -> RwLockWriteGuard<'_, T> {
         crate::sync::block_on(self.write())
     }
@@ -147,6 +167,11 @@ impl<T: ?Sized> RwLock<T> {
     pub fn get_mut(&mut self) -> &mut T {
         // SAFETY: `&mut self` is exclusive.
         self.data.with_mut(|p| unsafe { &mut *p })
+    }
+
+    /// The guard for one read permit the caller holds.
+    fn read_guard(&self) -> RwLockReadGuard<'_, T> {
+        RwLockReadGuard { sem: &self.sem, data: self.data.with(|p| p), _borrow: std::marker::PhantomData }
     }
 
     async fn acquire(&self, n: u32) {
@@ -177,7 +202,75 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
         let lock = self.lock;
         std::mem::forget(self);
         lock.sem.release(lock.max_readers as usize - 1);
-        RwLockReadGuard { lock }
+        lock.read_guard()
+    }
+
+    /// Narrows the write guard to a part of the value with `f` (run while still exclusive),
+    /// then downgrades it: readers get in only after `f` returns.
+    pub fn downgrade_map<U: ?Sized, F: FnOnce(&T) -> &U>(this: Self, f: F) -> RwLockReadGuard<'a, U> {
+        let lock = this.lock;
+        // SAFETY: `this` holds every permit, so no `&mut T` exists while `f` reads.
+        let data: *const U = f(lock.data.with(|p| unsafe { &*p }));
+        std::mem::forget(this);
+        lock.sem.release(lock.max_readers as usize - 1);
+        RwLockReadGuard { sem: &lock.sem, data, _borrow: std::marker::PhantomData }
+    }
+
+    /// Like `downgrade_map`, but `f` may decline (`None`): the write guard is then given
+    /// back unchanged.
+    pub fn try_downgrade_map<U: ?Sized, F: FnOnce(&T) -> Option<&U>>(
+        this: Self,
+        f: F,
+    ) -> Result<RwLockReadGuard<'a, U>, Self> {
+        let lock = this.lock;
+        // SAFETY: `this` holds every permit, so no `&mut T` exists while `f` reads.
+        let Some(data) = f(lock.data.with(|p| unsafe { &*p })).map(|u| u as *const U) else {
+            return Err(this);
+        };
+        std::mem::forget(this);
+        lock.sem.release(lock.max_readers as usize - 1);
+        Ok(RwLockReadGuard { sem: &lock.sem, data, _borrow: std::marker::PhantomData })
+    }
+}
+
+impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
+    /// Narrows the guard to a part of the value.
+    pub fn map<U: ?Sized, F: FnOnce(&T) -> &U>(this: Self, f: F) -> RwLockReadGuard<'a, U> {
+        let data: *const U = f(&*this);
+        let sem = this.sem;
+        std::mem::forget(this);
+        RwLockReadGuard { sem, data, _borrow: std::marker::PhantomData }
+    }
+
+    /// Like `map`, but `f` may decline (`None`): the guard is then given back unchanged.
+    pub fn try_map<U: ?Sized, F: FnOnce(&T) -> Option<&U>>(this: Self, f: F) -> Result<RwLockReadGuard<'a, U>, Self> {
+        let Some(data) = f(&*this).map(|u| u as *const U) else {
+            return Err(this);
+        };
+        let sem = this.sem;
+        std::mem::forget(this);
+        Ok(RwLockReadGuard { sem, data, _borrow: std::marker::PhantomData })
+    }
+}
+
+impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard holds a read permit for the lock `data` points into (or into a part
+        // of its value), so no writer exists while it lives; `'a` keeps the lock alive.
+        unsafe { &*self.data }
+    }
+}
+
+impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
+    fn drop(&mut self) {
+        self.sem.release(1);
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockReadGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
     }
 }
 
@@ -215,7 +308,6 @@ macro_rules! guard_impls {
     };
 }
 
-guard_impls!(['a] RwLockReadGuard, |_| 1);
 guard_impls!(['a] RwLockWriteGuard, |l| l.max_readers as usize);
 guard_impls!([] OwnedRwLockReadGuard, |_| 1);
 guard_impls!([] OwnedRwLockWriteGuard, |l| l.max_readers as usize);

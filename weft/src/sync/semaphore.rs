@@ -74,14 +74,16 @@ impl From<raw::TryAcquireError> for TryAcquireError {
 #[must_use = "dropping the permit releases it at once"]
 pub struct SemaphorePermit<'a> {
     sem: &'a Semaphore,
-    permits: u32,
+    /// `usize`, not `u32`: merged permits may exceed `u32::MAX` (tokio allows it).
+    permits: usize,
 }
 
 /// Permits taken from an `Arc<Semaphore>`; returned on drop.
 #[must_use = "dropping the permit releases it at once"]
 pub struct OwnedSemaphorePermit {
     sem: Arc<Semaphore>,
-    permits: u32,
+    /// `usize`, not `u32`: merged permits may exceed `u32::MAX` (tokio allows it).
+    permits: usize,
 }
 
 impl Semaphore {
@@ -146,7 +148,7 @@ impl Semaphore {
     /// Waits for `n` permits at once (FIFO: it is not overtaken while it waits).
     pub async fn acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, AcquireError> {
         self.raw.acquire(n as usize).await.map_err(|_| AcquireError(()))?;
-        Ok(SemaphorePermit { sem: self, permits: n })
+        Ok(SemaphorePermit { sem: self, permits: n as usize })
     }
 
     pub fn try_acquire(&self) -> Result<SemaphorePermit<'_>, TryAcquireError> {
@@ -155,7 +157,7 @@ impl Semaphore {
 
     pub fn try_acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, TryAcquireError> {
         self.raw.try_acquire(n as usize)?;
-        Ok(SemaphorePermit { sem: self, permits: n })
+        Ok(SemaphorePermit { sem: self, permits: n as usize })
     }
 
     /// As [`acquire`](Self::acquire), with a permit that keeps the semaphore alive.
@@ -165,7 +167,7 @@ impl Semaphore {
 
     pub async fn acquire_many_owned(self: Arc<Self>, n: u32) -> Result<OwnedSemaphorePermit, AcquireError> {
         self.raw.acquire(n as usize).await.map_err(|_| AcquireError(()))?;
-        Ok(OwnedSemaphorePermit { sem: self, permits: n })
+        Ok(OwnedSemaphorePermit { sem: self, permits: n as usize })
     }
 
     pub fn try_acquire_owned(self: Arc<Self>) -> Result<OwnedSemaphorePermit, TryAcquireError> {
@@ -174,7 +176,7 @@ impl Semaphore {
 
     pub fn try_acquire_many_owned(self: Arc<Self>, n: u32) -> Result<OwnedSemaphorePermit, TryAcquireError> {
         self.raw.try_acquire(n as usize)?;
-        Ok(OwnedSemaphorePermit { sem: self, permits: n })
+        Ok(OwnedSemaphorePermit { sem: self, permits: n as usize })
     }
 
     /// Closes the semaphore: waiting and future acquires fail; permits already held stay valid.
@@ -200,18 +202,24 @@ impl<'a> SemaphorePermit<'a> {
     }
 
     pub fn num_permits(&self) -> usize {
-        self.permits as usize
+        self.permits
+    }
+
+    /// The semaphore these permits came from.
+    pub fn semaphore(&self) -> &'a Semaphore {
+        self.sem
     }
 
     /// Moves `n` of this permit's permits into a new permit; `None` (and nothing moved) if
     /// this permit holds fewer than `n`.
     pub fn split(&mut self, n: usize) -> Option<Self> {
-        let n = u32::try_from(n).ok().filter(|&n| n <= self.permits)?;
+        let n = Some(n).filter(|&n| n <= self.permits)?;
         self.permits -= n;
         Some(SemaphorePermit { sem: self.sem, permits: n })
     }
 
     /// Merges `other` (from the same semaphore) into `self`. Panics on different semaphores.
+    #[track_caller]
     pub fn merge(&mut self, mut other: SemaphorePermit<'a>) {
         assert!(std::ptr::eq(self.sem, other.sem), "merging permits of different semaphores");
         self.permits += other.permits;
@@ -221,7 +229,7 @@ impl<'a> SemaphorePermit<'a> {
 
 impl Drop for SemaphorePermit<'_> {
     fn drop(&mut self) {
-        self.sem.add_permits(self.permits as usize);
+        self.sem.add_permits(self.permits);
     }
 }
 
@@ -237,7 +245,7 @@ impl OwnedSemaphorePermit {
     }
 
     pub fn num_permits(&self) -> usize {
-        self.permits as usize
+        self.permits
     }
 
     pub fn semaphore(&self) -> &Arc<Semaphore> {
@@ -247,12 +255,13 @@ impl OwnedSemaphorePermit {
     /// Moves `n` of this permit's permits into a new permit; `None` (and nothing moved) if
     /// this permit holds fewer than `n`.
     pub fn split(&mut self, n: usize) -> Option<Self> {
-        let n = u32::try_from(n).ok().filter(|&n| n <= self.permits)?;
+        let n = Some(n).filter(|&n| n <= self.permits)?;
         self.permits -= n;
         Some(OwnedSemaphorePermit { sem: self.sem.clone(), permits: n })
     }
 
     /// Merges `other` (from the same semaphore) into `self`. Panics on different semaphores.
+    #[track_caller]
     pub fn merge(&mut self, mut other: OwnedSemaphorePermit) {
         assert!(Arc::ptr_eq(&self.sem, &other.sem), "merging permits of different semaphores");
         self.permits += other.permits;
@@ -262,7 +271,7 @@ impl OwnedSemaphorePermit {
 
 impl Drop for OwnedSemaphorePermit {
     fn drop(&mut self) {
-        self.sem.add_permits(self.permits as usize);
+        self.sem.add_permits(self.permits);
     }
 }
 

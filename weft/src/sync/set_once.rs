@@ -139,6 +139,13 @@ impl<T> Drop for SetOnce<T> {
     }
 }
 
+/// A cell already set to `value` (as `new_with(Some(value))`).
+impl<T> From<T> for SetOnce<T> {
+    fn from(value: T) -> SetOnce<T> {
+        SetOnce::new_with(Some(value))
+    }
+}
+
 impl<T> Default for SetOnce<T> {
     fn default() -> Self {
         SetOnce::new()

@@ -90,6 +90,14 @@ impl<T> WaitList<T> {
         Some(head)
     }
 
+    /// Unlinks and returns the newest waiter.
+    pub(crate) fn pop_back(&mut self) -> Option<NonNull<Node<T>>> {
+        let tail = self.tail?;
+        // SAFETY: `tail` is linked, hence alive, and `&mut self` means we hold the mutex.
+        unsafe { self.remove(tail) };
+        Some(tail)
+    }
+
     /// Unlinks `node`.
     ///
     /// # Safety

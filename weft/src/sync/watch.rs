@@ -63,13 +63,15 @@ struct Shared<T> {
     value: RwLock<T>,
     version: AtomicUsize,
     receivers: AtomicUsize,
+    /// Live `Sender`s; the last one to go closes the channel.
+    senders: AtomicUsize,
     /// Receivers waiting in `changed()`.
     notify_rx: Notify,
     /// `Sender::closed()` waiting for the last receiver to go.
     notify_tx: Notify,
 }
 
-/// The sending half (one per channel).
+/// The sending half; clones share the channel, which closes when the last one is dropped.
 pub struct Sender<T> {
     shared: Arc<Shared<T>>,
 }
@@ -102,6 +104,7 @@ pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
         value: RwLock::new(init),
         version: AtomicUsize::new(0),
         receivers: AtomicUsize::new(1),
+        senders: AtomicUsize::new(1),
         notify_rx: Notify::new(),
         notify_tx: Notify::new(),
     });
@@ -186,12 +189,24 @@ impl<T> Sender<T> {
         self.shared.receivers.load(Acquire)
     }
 
+    /// Number of `Sender`s of this channel.
+    pub fn sender_count(&self) -> usize {
+        self.shared.senders.load(Acquire)
+    }
+
+    /// Whether `other` is a sender of the same channel.
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     pub fn is_closed(&self) -> bool {
         self.receiver_count() == 0
     }
 
-    /// Completes when every receiver is gone.
+    /// Completes when every receiver is gone. Spends one unit of the task's coop budget, so
+    /// a loop over an already closed channel still yields.
     pub async fn closed(&self) {
+        crate::task::consume_budget().await;
         loop {
             let notified = self.shared.notify_tx.notified();
             if self.is_closed() {
@@ -202,10 +217,20 @@ impl<T> Sender<T> {
     }
 }
 
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        self.shared.senders.fetch_add(1, Relaxed);
+        Sender { shared: self.shared.clone() }
+    }
+}
+
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
-        self.shared.version.fetch_or(CLOSED, Release);
-        self.shared.notify_rx.notify_waiters();
+        // AcqRel: the last sender's CLOSED store comes after every other sender's sends.
+        if self.shared.senders.fetch_sub(1, AcqRel) == 1 {
+            self.shared.version.fetch_or(CLOSED, Release);
+            self.shared.notify_rx.notify_waiters();
+        }
     }
 }
 
@@ -254,6 +279,9 @@ impl<T> Receiver<T> {
     /// Waits for a value this receiver has not seen, and marks it seen. Fails once the sender
     /// is gone and nothing new remains. Cancel-safe.
     pub async fn changed(&mut self) -> Result<(), RecvError> {
+        // One unit of coop budget per call (as tokio): a loop that always finds a new value
+        // (or a closed channel) still yields to the scheduler.
+        crate::task::consume_budget().await;
         loop {
             let notified = self.shared.notify_rx.notified();
             let word = self.shared.version.load(Acquire);
@@ -270,6 +298,7 @@ impl<T> Receiver<T> {
 
     /// Waits until `f` holds for the current value (checked at once, then after each change).
     pub async fn wait_for(&mut self, mut f: impl FnMut(&T) -> bool) -> Result<Ref<'_, T>, RecvError> {
+        crate::task::consume_budget().await;
         loop {
             {
                 let r = self.borrow_and_update();
@@ -284,6 +313,11 @@ impl<T> Receiver<T> {
 
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// True once every `Sender` is gone (the current value stays readable).
+    pub fn is_closed(&self) -> bool {
+        self.shared.version.load(Acquire) & CLOSED == CLOSED
     }
 }
 

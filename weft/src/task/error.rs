@@ -56,6 +56,7 @@ impl JoinError {
     }
 
     /// The panic payload. Panics if the task was cancelled; use `try_into_panic` to check.
+    #[track_caller]
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
         self.try_into_panic()
             .expect("`JoinError::into_panic` called on a cancelled task's error (check `is_panic()` first)")

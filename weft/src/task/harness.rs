@@ -30,6 +30,21 @@ pub(super) fn vtable<T: Future + 'static, S: Schedule>() -> &'static Vtable {
     }
 }
 
+/// Drops a task's future if its `poll` unwinds, while the panic is still in flight, as tokio
+/// does: the future's destructor runs with `thread::panicking()` true and inside the task's
+/// context, rather than later from `store_output`. (A destructor that panics again then
+/// aborts the process, as it would under tokio.) `mem::forget` disarms it after a normal poll.
+struct DropFutureOnUnwind<'a, T: Future, S>(&'a Core<T, S>);
+
+impl<T: Future, S> Drop for DropFutureOnUnwind<'_, T, S> {
+    fn drop(&mut self) {
+        // SAFETY: the guard lives only inside `poll`, whose caller holds RUNNING (exclusive
+        // access to the stage); the `with_mut` borrow of the stage ended when `poll` unwound
+        // out of it.
+        unsafe { self.0.set_stage(Stage::Consumed) }
+    }
+}
+
 struct Harness<T: Future, S: 'static> {
     cell: NonNull<Cell<T, S>>,
 }
@@ -169,15 +184,18 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
         let res = catch_unwind(AssertUnwindSafe(|| {
             let _guard = crate::runtime::context::TaskGuard::enter(id);
             let _silence = super::panic_hook::SilenceGuard::new(core.scheduler.silence_panics());
+            let drop_on_unwind = DropFutureOnUnwind(core);
             // SAFETY: we hold RUNNING, which grants exclusive access to the stage; the cell
             // never moves until dealloc, so pinning the future in place is sound.
-            core.stage.with_mut(|ptr| unsafe {
+            let poll = core.stage.with_mut(|ptr| unsafe {
                 let future = match &mut *ptr {
                     Stage::Running(fut) => std::pin::Pin::new_unchecked(fut),
                     _ => unreachable!("polling a task whose future is gone"),
                 };
                 future.poll(&mut cx)
-            })
+            });
+            std::mem::forget(drop_on_unwind);
+            poll
         }));
         let out = match res {
             Ok(Poll::Pending) => return false,

@@ -119,6 +119,38 @@ impl<T> JoinSet<T> {
         self.insert(super::spawn_local(future))
     }
 
+    /// Spawns a `!Send` task on `local_set` into the set (it runs when that `LocalSet` is
+    /// driven).
+    #[track_caller]
+    pub fn spawn_local_on<F>(&mut self, future: F, local_set: &super::LocalSet) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+        T: 'static,
+    {
+        self.insert(local_set.spawn_local(future))
+    }
+
+    /// Runs a blocking closure on the current runtime's blocking pool, its result joining the
+    /// set like a task's. Panics outside a runtime.
+    #[track_caller]
+    pub fn spawn_blocking<F>(&mut self, f: F) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.insert(super::spawn_blocking(f))
+    }
+
+    /// Like [`spawn_blocking`](JoinSet::spawn_blocking), on `handle`'s runtime.
+    #[track_caller]
+    pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.insert(handle.spawn_blocking(f))
+    }
+
     /// Waits for the next task to complete; `None` when the set is empty.
     pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
         poll_fn(|cx| self.poll_join_next(cx)).await
@@ -126,6 +158,9 @@ impl<T> JoinSet<T> {
 
     /// Returns a completed task's result if one is ready, without waiting.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        // Not a yield point: a completed task is returned even when the caller's coop budget
+        // is spent (a loop draining finished tasks must see them all, as with tokio).
+        let _unconstrained = crate::task::coop::BudgetGuard::new(None);
         let waker = Waker::noop();
         match self.poll_join_next(&mut Context::from_waker(waker)) {
             Poll::Ready(r) => r,
@@ -147,7 +182,12 @@ impl<T> JoinSet<T> {
                 match r.queue.pop_front() {
                     Some(i) => i,
                     None => {
-                        r.waiter = Some(cx.waker().clone());
+                        let old = r.waiter.replace(cx.waker().clone());
+                        // The replaced waker is dropped after the lock is released: its
+                        // destructor is user code and may complete one of our tasks, whose
+                        // entry waker takes this lock.
+                        drop(r);
+                        drop(old);
                         return Poll::Pending;
                     }
                 }
@@ -201,6 +241,32 @@ impl<T> JoinSet<T> {
 impl<T> Default for JoinSet<T> {
     fn default() -> Self {
         JoinSet::new()
+    }
+}
+
+/// Spawns each future on the current runtime (panics outside one), as tokio's does.
+impl<T, F> FromIterator<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
+        let mut set = JoinSet::new();
+        set.extend(iter);
+        set
+    }
+}
+
+/// Spawns each future on the current runtime (panics outside one).
+impl<T, F> Extend<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    fn extend<I: IntoIterator<Item = F>>(&mut self, iter: I) {
+        for future in iter {
+            self.spawn(future);
+        }
     }
 }
 

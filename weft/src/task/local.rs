@@ -64,9 +64,10 @@ where
     match cx {
         Some(cx) => cx.spawn(future),
         None => panic!(
-            "`spawn_local` called outside a `LocalSet`: wrap the code in \
-             `local_set.run_until(async {{ ... }}).await` or `local_set.block_on(&rt, ...)`, \
-             or use `local_set.spawn_local(...)`"
+            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
+             (tokio's text). Wrap the code in `local_set.run_until(async {{ ... }}).await` or \
+             `local_set.block_on(&rt, ...)`, use `local_set.spawn_local(...)`, or run it on a \
+             `LocalRuntime`"
         ),
     }
 }
@@ -132,7 +133,26 @@ impl Drop for Enter {
     }
 }
 
+/// Returned by [`LocalSet::enter`]: while it lives, `spawn_local` on this thread spawns onto
+/// that `LocalSet` (the tasks run when the set is next driven). Dropping it restores the
+/// previous local context.
+#[must_use = "the LocalSet is only entered while the guard is alive"]
+pub struct LocalEnterGuard {
+    _enter: Enter,
+}
+
+impl std::fmt::Debug for LocalEnterGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalEnterGuard").finish_non_exhaustive()
+    }
+}
+
 impl LocalSet {
+    /// Makes this set the target of `spawn_local` on this thread until the guard is dropped.
+    pub fn enter(&self) -> LocalEnterGuard {
+        LocalEnterGuard { _enter: Enter::new(&self.cx) }
+    }
+
     pub fn new() -> LocalSet {
         let shared = Arc::new(Shared {
             owned: OwnedTasks::new(1),

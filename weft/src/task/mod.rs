@@ -75,7 +75,7 @@ pub use error::JoinError;
 pub use id::Id;
 pub use join::JoinHandle;
 pub use join_set::JoinSet;
-pub use local::{spawn_local, LocalSet};
+pub use local::{spawn_local, LocalEnterGuard, LocalSet};
 pub use task_local::{AccessError, LocalKey, TaskLocalFuture};
 pub use yield_now::yield_now;
 

@@ -99,6 +99,11 @@ impl<T: Clone + 'static> LocalKey<T> {
     pub fn get(&'static self) -> T {
         self.with(|v| v.clone())
     }
+
+    /// A clone of the value, or `AccessError` if it is not set.
+    pub fn try_get(&'static self) -> Result<T, AccessError> {
+        self.try_with(|v| v.clone())
+    }
 }
 
 impl<T: 'static> fmt::Debug for LocalKey<T> {
@@ -135,15 +140,10 @@ pin_project_lite::pin_project! {
 }
 
 impl<T: 'static, F> TaskLocalFuture<T, F> {
-    /// Takes the value out of the future (dropping the inner future first, with the value
-    /// set); `None` if it was already taken.
+    /// Takes the value out of the future; `None` if it was already taken. The inner future
+    /// stays and may still be polled, as in tokio: it then runs with the value unset.
     pub fn take_value(self: Pin<&mut Self>) -> Option<T> {
-        let this = self.project();
-        let mut future = this.future;
-        if future.is_some() && this.slot.is_some() {
-            let _ = this.local.scope_inner(this.slot, || future.set(None));
-        }
-        this.slot.take()
+        self.project().slot.take()
     }
 }
 

@@ -152,7 +152,12 @@ fn with_time<R>(f: impl FnOnce(&super::driver::Handle) -> Result<R, &'static str
         },
         None => Err("time cannot be frozen from outside the Tokio runtime"),
     };
-    res.unwrap_or_else(|msg| panic!("{msg}"))
+    // A `match`, not `unwrap_or_else(|msg| panic!(..))`: a closure does not inherit
+    // `#[track_caller]`, and the panic must point at the user's call.
+    match res {
+        Ok(r) => r,
+        Err(msg) => panic!("{msg}"),
+    }
 }
 
 /// Pauses time: `Instant::now()` stops, and timers fire only by [`advance`] or, when the

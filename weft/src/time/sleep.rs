@@ -62,9 +62,11 @@ impl Sleep {
         let handle =
             crate::runtime::context::current_or_panic("creating a weft timer (`sleep`, `timeout`, `interval`)");
         if handle.driver().time().is_none() {
+            // Starts with tokio's exact text (tokio's tests match it).
             panic!(
-                "weft timers are disabled on this runtime: build it with \
-                 `Builder::enable_time()` or `Builder::enable_all()`"
+                "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on \
+                 the runtime builder to enable timers. (weft: `Builder::enable_time()` or \
+                 `Builder::enable_all()`)"
             );
         }
         Sleep { deadline, handle, registered: false, entry: TimerShared::new() }

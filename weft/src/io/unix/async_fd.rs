@@ -50,9 +50,18 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Registers `inner`; the guards report readiness only for `interest`.
     #[track_caller]
     pub fn with_interest(inner: T, interest: Interest) -> io::Result<AsyncFd<T>> {
-        let fd = inner.as_raw_fd();
-        let registration = Registration::new(&mut SourceFd(&fd))?;
-        Ok(AsyncFd { registration, interest, inner: Some(inner) })
+        let registration = AsyncFd::<T>::register_fd(inner.as_raw_fd())?;
+        Ok(AsyncFd::from_parts(registration, interest, inner))
+    }
+
+    /// Registers `fd` with the current runtime's driver (`register.rs` builds on it).
+    #[track_caller]
+    pub(super) fn register_fd(fd: std::os::fd::RawFd) -> io::Result<Registration> {
+        Registration::new(&mut SourceFd(&fd))
+    }
+
+    pub(super) fn from_parts(registration: Registration, interest: Interest, inner: T) -> AsyncFd<T> {
+        AsyncFd { registration, interest, inner: Some(inner) }
     }
 
     pub fn get_ref(&self) -> &T {

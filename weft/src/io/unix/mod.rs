@@ -2,5 +2,7 @@
 //! `io::unix::AsyncFd`).
 
 mod async_fd;
+mod register;
 
 pub use async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
+pub use register::{AsyncFdRegisterError, AsyncFdTryNewError};

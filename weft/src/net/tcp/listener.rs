@@ -6,9 +6,10 @@ use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
 use super::TcpStream;
+use crate::io::Interest;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::runtime::io::registration::PollEvented;
-use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::io::scheduled_io::{Direction, READABLE, WRITABLE};
 
 /// A TCP listener (tokio's `TcpListener`).
 pub struct TcpListener {
@@ -43,15 +44,28 @@ impl TcpListener {
     }
 
     /// Accepts a connection.
+    ///
+    /// Waits through the registration's waiter list (not the single `poll_accept` slot), so
+    /// any number of tasks may wait in `accept` on one listener and each is woken when a
+    /// connection arrives, as with tokio.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        std::future::poll_fn(|cx| self.poll_accept(cx)).await
+        let (stream, addr) = self.io.registration().async_io(Interest::READABLE, || self.io.get_ref().accept()).await?;
+        Ok((Self::accepted(stream)?, addr))
     }
 
     /// Polls for a connection (for hand-written futures and accept loops).
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         let (stream, addr) =
             std::task::ready!(self.io.registration().poll_io(cx, Direction::Read, || self.io.get_ref().accept()))?;
-        Poll::Ready(TcpStream::new(stream).map(|s| (s, addr)))
+        Poll::Ready(Ok((Self::accepted(stream)?, addr)))
+    }
+
+    fn accepted(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
+        let stream = TcpStream::new(stream)?;
+        // An accepted socket may already hold data (and is writable) before the driver's
+        // first event for it: assume both, as tokio does; a `WouldBlock` clears them.
+        stream.io.registration().assume_ready(READABLE | WRITABLE);
+        Ok(stream)
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {

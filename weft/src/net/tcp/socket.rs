@@ -33,6 +33,39 @@ impl TcpSocket {
     pub fn set_reuseport(&self, on: bool) -> io::Result<()> {
         self.inner.set_reuse_port(on)
     }
+    pub fn reuseport(&self) -> io::Result<bool> {
+        self.inner.reuse_port()
+    }
+    /// `SO_KEEPALIVE`.
+    pub fn set_keepalive(&self, on: bool) -> io::Result<()> {
+        self.inner.set_keepalive(on)
+    }
+    pub fn keepalive(&self) -> io::Result<bool> {
+        self.inner.keepalive()
+    }
+    /// `IP_TOS` of an IPv4 socket.
+    pub fn set_tos_v4(&self, tos: u32) -> io::Result<()> {
+        self.inner.set_tos(tos)
+    }
+    pub fn tos_v4(&self) -> io::Result<u32> {
+        self.inner.tos()
+    }
+    /// `IPV6_TCLASS` of an IPv6 socket.
+    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
+        self.inner.set_tclass_v6(tclass)
+    }
+    pub fn tclass_v6(&self) -> io::Result<u32> {
+        self.inner.tclass_v6()
+    }
+    /// Sets `SO_LINGER` to zero: closing the socket then resets the connection (RST) rather
+    /// than sending the unsent data and a FIN.
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        self.inner.set_linger(Some(std::time::Duration::ZERO))
+    }
+    /// A socket from a std stream (already connected or not), to set options on it.
+    pub fn from_std_stream(stream: std::net::TcpStream) -> TcpSocket {
+        TcpSocket { inner: stream.into() }
+    }
     pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
         self.inner.set_send_buffer_size(size as usize)
     }
@@ -90,5 +123,11 @@ impl TcpSocket {
         let stream = TcpStream::new(mio::net::TcpStream::from_std(std))?;
         stream.connect_finish().await?;
         Ok(stream)
+    }
+}
+
+impl std::os::fd::AsRawFd for TcpSocket {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.inner.as_raw_fd()
     }
 }

@@ -55,6 +55,49 @@ impl fmt::Display for ReuniteError {
 
 impl Error for ReuniteError {}
 
+impl ReadHalf<'_> {
+    /// Receives data without removing it from the queue.
+    pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.peek(buf).await
+    }
+    pub fn poll_peek(&mut self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<usize>> {
+        self.0.poll_peek(cx, buf)
+    }
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.0.peer_addr()
+    }
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+    pub async fn readable(&self) -> io::Result<()> {
+        self.0.readable().await
+    }
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        self.0.ready(interest).await
+    }
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.try_read(buf)
+    }
+}
+
+impl WriteHalf<'_> {
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.0.peer_addr()
+    }
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+    pub async fn writable(&self) -> io::Result<()> {
+        self.0.writable().await
+    }
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        self.0.ready(interest).await
+    }
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.0.try_write(buf)
+    }
+}
+
 impl OwnedReadHalf {
     /// Puts the halves back together; fails if they come from different streams.
     pub fn reunite(self, other: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
@@ -76,6 +119,9 @@ impl OwnedReadHalf {
     }
     pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.inner.peek(buf).await
+    }
+    pub fn poll_peek(&mut self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<usize>> {
+        self.inner.poll_peek(cx, buf)
     }
     pub async fn readable(&self) -> io::Result<()> {
         self.inner.readable().await

@@ -92,6 +92,11 @@ impl TcpStream {
         socket2::SockRef::from(self.io.get_ref()).set_linger(dur)
     }
 
+    /// Sets `SO_LINGER` to zero: dropping the stream then resets the connection (RST).
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        socket2::SockRef::from(self.io.get_ref()).set_linger(Some(std::time::Duration::ZERO))
+    }
+
     /// `TCP_QUICKACK` (Linux): whether ACKs are sent immediately rather than delayed.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     pub fn quickack(&self) -> io::Result<bool> {
@@ -149,6 +154,12 @@ impl TcpStream {
         self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read_vectored(bufs))
     }
 
+    /// Reads what is available now into `buf`'s spare capacity (advancing it); `WouldBlock`
+    /// if nothing is.
+    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.io.registration().try_io(Interest::READABLE, || crate::net::read_into_buf(self.io.get_ref(), buf))
+    }
+
     /// Writes what fits now; `WouldBlock` if nothing does.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         use std::io::Write;
@@ -195,8 +206,13 @@ impl TcpStream {
         split_owned(self)
     }
 
+    /// `shutdown(2)`, with `NotConnected` reported as success (as tokio does): the peer's
+    /// reset may have closed the connection first, and then there is nothing left to shut.
     pub(crate) fn shutdown_std(&self, how: Shutdown) -> io::Result<()> {
-        self.io.get_ref().shutdown(how)
+        match self.io.get_ref().shutdown(how) {
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+            other => other,
+        }
     }
 
     pub(crate) fn poll_read_priv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {

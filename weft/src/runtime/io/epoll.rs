@@ -22,8 +22,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
-/// Events fetched per wait; more stay queued in the kernel for the next one.
-const EVENTS_CAPACITY: usize = 1024;
+use super::EVENTS_CAPACITY;
 
 /// The token of the fallback timerfd (never the address of a `ScheduledIo`, which is aligned).
 pub(crate) const TIMER_TOKEN: u64 = u64::MAX - 1;
@@ -40,6 +39,9 @@ enum Mode {
 pub(crate) struct Waiter {
     epfd: RawFd,
     events: Box<[libc::epoll_event]>,
+    /// Events taken per wait (`1..=events.len()`); more stay queued in the kernel (edge-
+    /// triggered readiness stays on epoll's ready list) for the next one.
+    limit: usize,
     len: usize,
     mode: Mode,
 }
@@ -55,7 +57,30 @@ impl Waiter {
     /// A waiter for the epoll set `epfd`, which must outlive it (the driver owns both).
     pub(crate) fn new(epfd: RawFd) -> Waiter {
         let zero = libc::epoll_event { events: 0, u64: 0 };
-        Waiter { epfd, events: vec![zero; EVENTS_CAPACITY].into_boxed_slice(), len: 0, mode: Mode::Untried }
+        Waiter {
+            epfd,
+            events: vec![zero; EVENTS_CAPACITY].into_boxed_slice(),
+            limit: EVENTS_CAPACITY,
+            len: 0,
+            mode: Mode::Untried,
+        }
+    }
+
+    /// Makes room for `capacity` events per wait (`Builder::max_io_events_per_tick` and
+    /// `max_io_events_per_busy_tick`, whichever is larger); the limit starts at `capacity`.
+    pub(crate) fn reserve(&mut self, capacity: usize) {
+        assert!(capacity > 0, "an epoll wait needs room for at least one event");
+        if capacity != self.events.len() {
+            let zero = libc::epoll_event { events: 0, u64: 0 };
+            self.events = vec![zero; capacity].into_boxed_slice();
+        }
+        self.limit = capacity;
+        self.len = 0;
+    }
+
+    /// Takes at most `limit` events per wait from now on (clamped to the buffer's room).
+    pub(crate) fn set_limit(&mut self, limit: usize) {
+        self.limit = limit.clamp(1, self.events.len());
     }
 
     /// Makes this waiter use the timerfd fallback (tests of the fallback on kernels that have
@@ -111,10 +136,9 @@ impl Waiter {
 
     fn epoll_wait(&mut self, timeout_ms: libc::c_int) -> io::Result<usize> {
         // SAFETY: `epfd` is the driver's open epoll fd (it outlives the waiter, `new`), and the
-        // buffer pointer and length describe `self.events`, which the kernel may fill.
-        let n = unsafe {
-            libc::epoll_wait(self.epfd, self.events.as_mut_ptr(), self.events.len() as libc::c_int, timeout_ms)
-        };
+        // buffer pointer with `limit` (never above `self.events.len()`: `set_limit`, `reserve`)
+        // describes writable room in `self.events`, which the kernel may fill.
+        let n = unsafe { libc::epoll_wait(self.epfd, self.events.as_mut_ptr(), self.limit as libc::c_int, timeout_ms) };
         if n < 0 {
             Err(io::Error::last_os_error())
         } else {
@@ -124,15 +148,15 @@ impl Waiter {
 
     fn pwait2(&mut self, d: Duration) -> io::Result<usize> {
         let ts = timespec(d);
-        // SAFETY: `epfd` is the driver's open epoll fd (`new`); the buffer pointer and length
-        // describe `self.events`; `ts` lives across the call; a null signal mask means "leave
+        // SAFETY: `epfd` is the driver's open epoll fd (`new`); the buffer pointer and `limit`
+        // (at most `self.events.len()`) describe writable room in `self.events`; `ts` lives across the call; a null signal mask means "leave
         // the mask alone" (its size argument is then ignored). An old kernel answers ENOSYS.
         let n = unsafe {
             libc::syscall(
                 libc::SYS_epoll_pwait2,
                 self.epfd,
                 self.events.as_mut_ptr(),
-                self.events.len() as libc::c_int,
+                self.limit as libc::c_int,
                 &ts as *const libc::timespec,
                 std::ptr::null::<libc::sigset_t>(),
                 0usize,

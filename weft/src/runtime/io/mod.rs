@@ -75,6 +75,9 @@ use scheduled_io::ScheduledIo;
 const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
 /// Released registrations that make the releasing thread wake the driver to free them.
 const RELEASE_BACKLOG_WAKE: usize = 16;
+/// Events fetched per turn by default (`Builder::max_io_events_per_tick`); more wait for the
+/// next turn (edge-triggered: they stay on epoll's ready list, nothing is lost).
+pub(crate) const EVENTS_CAPACITY: usize = 1024;
 
 /// Owned by the driver owner.
 pub(crate) struct Driver {
@@ -82,6 +85,11 @@ pub(crate) struct Driver {
     /// driver waits on that fd itself through `waiter` (`epoll.rs`: sub-millisecond timeouts).
     _poll: mio::Poll,
     waiter: epoll::Waiter,
+    /// Events per ordinary turn (`Builder::max_io_events_per_tick`).
+    per_tick: usize,
+    /// The smaller batch for turns taken while the worker still has tasks to run
+    /// (`Builder::max_io_events_per_busy_tick`); `None`: the same as `per_tick`.
+    per_busy_tick: Option<usize>,
     tick: u16,
 }
 
@@ -170,7 +178,29 @@ impl Driver {
             metrics: Default::default(),
         };
         let waiter = epoll::Waiter::new(std::os::fd::AsRawFd::as_raw_fd(&poll));
-        Ok((Driver { _poll: poll, waiter, tick: 0 }, handle))
+        Ok((Driver { _poll: poll, waiter, per_tick: EVENTS_CAPACITY, per_busy_tick: None, tick: 0 }, handle))
+    }
+
+    /// Sets how many events one turn takes: `per_tick` for ordinary turns, `per_busy_tick`
+    /// (when set) for the non-blocking turns of a worker that still has tasks to run.
+    pub(crate) fn set_event_limits(&mut self, per_tick: usize, per_busy_tick: Option<usize>) {
+        self.waiter.reserve(per_tick.max(per_busy_tick.unwrap_or(0)));
+        self.waiter.set_limit(per_tick);
+        self.per_tick = per_tick;
+        self.per_busy_tick = per_busy_tick;
+    }
+
+    /// A non-blocking turn of a worker that still has tasks: takes at most the busy batch.
+    pub(crate) fn turn_busy(&mut self, handle: &Handle) -> bool {
+        match self.per_busy_tick {
+            Some(busy) => {
+                self.waiter.set_limit(busy);
+                let any = self.turn(handle, Some(Duration::ZERO));
+                self.waiter.set_limit(self.per_tick);
+                any
+            }
+            None => self.turn(handle, Some(Duration::ZERO)),
+        }
     }
 
     /// One turn: free released registrations, poll (at most `timeout`), dispatch events.

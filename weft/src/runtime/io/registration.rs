@@ -21,12 +21,15 @@ pub(crate) struct Registration {
     shared: Arc<ScheduledIo>,
 }
 
+#[track_caller]
 fn io_handle(handle: &scheduler::Handle) -> &super::Handle {
     match handle.driver().io() {
         Some(io) => io,
+        // Starts with tokio's exact text (tokio's tests match it), then says how in weft.
         None => panic!(
-            "weft: the I/O driver is disabled on this runtime. Build it with \
-             `Builder::enable_io()` or `enable_all()` (`#[weft::main]` enables it)"
+            "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the runtime \
+             builder to enable IO. (weft: `Builder::enable_io()` or `enable_all()`; \
+             `#[weft::main]` enables it)"
         ),
     }
 }
@@ -55,6 +58,11 @@ impl Registration {
         }
         coop.made_progress();
         Poll::Ready(Ok(ev))
+    }
+
+    /// See `ScheduledIo::assume_ready`.
+    pub(crate) fn assume_ready(&self, ready: usize) {
+        self.shared.assume_ready(ready);
     }
 
     pub(crate) fn clear_readiness(&self, ev: ReadyEvent) {

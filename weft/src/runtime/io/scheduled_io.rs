@@ -125,6 +125,21 @@ impl ScheduledIo {
         }
     }
 
+    /// Marks the resource ready in `ready`'s bits without an event from the driver (a freshly
+    /// accepted socket, which may already hold data whose edge epoll will not report again).
+    /// A false positive costs one `WouldBlock`, which clears the bits as usual. The tick is
+    /// left alone; nothing changes after shutdown.
+    pub(crate) fn assume_ready(&self, ready: usize) {
+        let mut curr = self.readiness.load(Acquire);
+        while curr & SHUTDOWN == 0 {
+            // AcqRel: as `set_readiness` (the Release half publishes the bits to pollers).
+            match self.readiness.compare_exchange_weak(curr, curr | (ready & READY_MASK), AcqRel, Acquire) {
+                Ok(_) => return,
+                Err(actual) => curr = actual,
+            }
+        }
+    }
+
     /// Runtime shutdown: sets `SHUTDOWN` and wakes everyone.
     pub(crate) fn shutdown(&self) {
         // Release: pairs with the Acquire load in `poll_readiness`.

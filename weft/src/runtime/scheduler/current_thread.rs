@@ -292,9 +292,17 @@ impl Context {
             handle.local_len.store(core.tasks.len(), Relaxed);
         }
         let (mut core, ()) = self.enter(core, || {
+            let mut timeout = timeout;
             // Hooks run with the core in the context, so they may spawn.
             if let (true, Some(f)) = (parks, &handle.config.on_thread_park) {
                 f();
+                // The hook may have made work: spawned a task, or woken the `block_on`
+                // future (a same-thread wake only sets `woken`, it does not unpark the
+                // driver). Then poll the driver without sleeping instead of parking.
+                let queued = self.core.borrow().as_ref().is_some_and(|c| !c.tasks.is_empty());
+                if queued || handle.woken.load(Acquire) || handle.inject_len.load(Acquire) != 0 {
+                    timeout = Some(Duration::ZERO);
+                }
             }
             driver.park_timeout(&handle.driver, timeout);
             if let (true, Some(f)) = (parks, &handle.config.on_thread_unpark) {

@@ -10,13 +10,13 @@ use std::fmt;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use super::chan::Chan;
+use super::chan::{Bounded, Chan};
 use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
 use super::rx::RxCore;
 use crate::loom::sync::Arc;
 use crate::sync::batch_semaphore::{RawSemaphore, TryAcquireError};
 
-type BChan<T> = Chan<T, RawSemaphore>;
+type BChan<T> = Chan<T, Bounded>;
 
 /// Creates a bounded channel holding at most `buffer` messages. Panics if `buffer` is 0.
 ///
@@ -38,7 +38,7 @@ type BChan<T> = Chan<T, RawSemaphore>;
 #[track_caller]
 pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
     assert!(buffer > 0, "mpsc bounded channel requires buffer > 0");
-    let chan = Arc::new(Chan::new(RawSemaphore::new(buffer)));
+    let chan = Arc::new(Chan::new(Bounded { sem: RawSemaphore::new(buffer), bound: buffer }));
     (Sender { chan: chan.clone(), max: buffer }, Receiver { core: RxCore { chan }, max: buffer })
 }
 
@@ -56,7 +56,7 @@ pub struct WeakSender<T> {
 
 /// The receiving half of a bounded channel.
 pub struct Receiver<T> {
-    core: RxCore<T, RawSemaphore>,
+    core: RxCore<T, Bounded>,
     max: usize,
 }
 
@@ -74,6 +74,23 @@ pub struct OwnedPermit<T> {
 pub struct PermitIterator<'a, T> {
     chan: &'a BChan<T>,
     n: usize,
+}
+
+/// Waits for `n` slots. A wait that fails (the receiver closed) or is cancelled hands back
+/// the slots it had already been assigned; if that leaves a closed channel idle, the receiver
+/// must be woken to see its end — the guard does that on every exit, including a drop.
+async fn reserve_slots<T>(chan: &BChan<T>, n: usize) -> Result<(), SendError<()>> {
+    struct WakeClosedRx<'a, T>(&'a BChan<T>);
+    impl<T> Drop for WakeClosedRx<'_, T> {
+        fn drop(&mut self) {
+            self.0.release_reserved(0);
+        }
+    }
+    let _guard = WakeClosedRx(chan);
+    // A statement, not the tail expression: the `Acquire` future (which hands the slots back)
+    // is dropped before `_guard` looks, on completion and on cancellation alike.
+    let acquired = chan.capacity.acquire(n).await;
+    acquired.map_err(|_| SendError(()))
 }
 
 impl<T> Sender<T> {
@@ -95,7 +112,7 @@ impl<T> Sender<T> {
                 Err(TryAcquireError::NoPermits) => crate::task::coop::give_back_unit(),
             }
         }
-        match self.chan.capacity.acquire(1).await {
+        match reserve_slots(&self.chan, 1).await {
             Ok(()) => {
                 self.chan.push(value);
                 Ok(())
@@ -136,20 +153,23 @@ impl<T> Sender<T> {
 
     /// Waits for one slot of capacity.
     pub async fn reserve(&self) -> Result<Permit<'_, T>, SendError<()>> {
-        self.chan.capacity.acquire(1).await.map_err(|_| SendError(()))?;
+        reserve_slots(&self.chan, 1).await?;
         Ok(Permit { chan: &self.chan })
     }
 
-    /// Waits for `n` slots at once. Panics if `n` exceeds the channel's capacity.
+    /// Waits for `n` slots at once. Fails at once if `n` exceeds the channel's capacity (it
+    /// could never be granted), as tokio's does.
     pub async fn reserve_many(&self, n: usize) -> Result<PermitIterator<'_, T>, SendError<()>> {
-        assert!(n <= self.max, "reserve_many: {n} permits exceed the channel capacity {}", self.max);
-        self.chan.capacity.acquire(n).await.map_err(|_| SendError(()))?;
+        if n > self.max {
+            return Err(SendError(()));
+        }
+        reserve_slots(&self.chan, n).await?;
         Ok(PermitIterator { chan: &self.chan, n })
     }
 
     /// As `reserve`, with a permit that owns the sender.
     pub async fn reserve_owned(self) -> Result<OwnedPermit<T>, SendError<()>> {
-        self.chan.capacity.acquire(1).await.map_err(|_| SendError(()))?;
+        reserve_slots(&self.chan, 1).await?;
         Ok(OwnedPermit { sender: Some(self) })
     }
 
@@ -158,7 +178,11 @@ impl<T> Sender<T> {
         Ok(Permit { chan: &self.chan })
     }
 
+    /// Takes `n` slots if they are free now; `Full` if `n` exceeds the channel's capacity.
     pub fn try_reserve_many(&self, n: usize) -> Result<PermitIterator<'_, T>, TrySendError<()>> {
+        if n > self.max {
+            return Err(TrySendError::Full(()));
+        }
         self.try_acquire(n)?;
         Ok(PermitIterator { chan: &self.chan, n })
     }
@@ -317,6 +341,12 @@ impl<T> Receiver<T> {
         self.core.blocking_recv()
     }
 
+    /// `recv_many` from synchronous code, blocking the thread. Panics inside a weft runtime.
+    #[track_caller]
+    pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+        crate::sync::block_on(self.core.recv_many(buffer, limit))
+    }
+
     /// Stops new sends (they fail and return their values); queued messages can still be
     /// received.
     pub fn close(&mut self) {
@@ -362,7 +392,7 @@ impl<'a, T> Permit<'a, T> {
 
 impl<T> Drop for Permit<'_, T> {
     fn drop(&mut self) {
-        self.chan.capacity.release(1);
+        self.chan.release_reserved(1);
     }
 }
 
@@ -383,7 +413,7 @@ impl<T> OwnedPermit<T> {
     /// Returns the slot unused and gives the sender back.
     pub fn release(mut self) -> Sender<T> {
         let sender = self.sender.take().expect("an OwnedPermit holds its sender until used");
-        sender.chan.capacity.release(1);
+        sender.chan.release_reserved(1);
         sender
     }
 }
@@ -391,7 +421,7 @@ impl<T> OwnedPermit<T> {
 impl<T> Drop for OwnedPermit<T> {
     fn drop(&mut self) {
         if let Some(sender) = self.sender.take() {
-            sender.chan.capacity.release(1);
+            sender.chan.release_reserved(1);
         }
     }
 }
@@ -422,7 +452,9 @@ impl<T> ExactSizeIterator for PermitIterator<'_, T> {}
 
 impl<T> Drop for PermitIterator<'_, T> {
     fn drop(&mut self) {
-        self.chan.capacity.release(self.n);
+        if self.n > 0 {
+            self.chan.release_reserved(self.n);
+        }
     }
 }
 

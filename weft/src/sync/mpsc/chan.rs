@@ -34,14 +34,34 @@ pub(super) trait Capacity: Send + Sync + 'static {
     fn release_one(&self);
     /// The receiver closed the channel.
     fn close(&self);
+    /// No capacity is out: no message queued and no permit reserved, so once the receiver
+    /// has closed, nothing more can arrive.
+    fn is_idle(&self) -> bool;
 }
 
-impl Capacity for RawSemaphore {
+/// The bounded flavor's capacity: the semaphore of free slots and the bound it started with
+/// (all permits back = idle). Derefs to the semaphore for the senders' acquires.
+pub(super) struct Bounded {
+    pub(super) sem: RawSemaphore,
+    pub(super) bound: usize,
+}
+
+impl std::ops::Deref for Bounded {
+    type Target = RawSemaphore;
+    fn deref(&self) -> &RawSemaphore {
+        &self.sem
+    }
+}
+
+impl Capacity for Bounded {
     fn release_one(&self) {
-        self.release(1);
+        self.sem.release(1);
     }
     fn close(&self) {
-        RawSemaphore::close(self);
+        self.sem.close();
+    }
+    fn is_idle(&self) -> bool {
+        self.sem.available_permits() == self.bound
     }
 }
 
@@ -51,6 +71,10 @@ pub(super) struct Unbounded;
 impl Capacity for Unbounded {
     fn release_one(&self) {}
     fn close(&self) {}
+    /// An unbounded send pushes in one step: nothing is ever reserved and not yet sent.
+    fn is_idle(&self) -> bool {
+        true
+    }
 }
 
 pub(super) struct Chan<T, S> {
@@ -178,10 +202,24 @@ impl<T, S: Capacity> Chan<T, S> {
         value
     }
 
-    /// All senders are gone, or the receiver closed: no more messages will be waited for.
+    /// All senders are gone, or the receiver closed and no reserved permit is still out (a
+    /// permit reserved before `close` may still send, as in tokio): no more messages will be
+    /// waited for.
     pub(super) fn rx_done(&self) -> bool {
         // Acquire pairs with `drop_sender`'s Release: the senders' pushes are visible.
-        self.rx_closed.load(Relaxed) || self.tx_count.load(Acquire) == 0
+        (self.rx_closed.load(Acquire) && self.capacity.is_idle()) || self.tx_count.load(Acquire) == 0
+    }
+
+    /// Gives back `n` reserved, unused slots (a dropped permit). Once the receiver has closed,
+    /// the last slot coming back means nothing more can arrive: wake the receiver to see it.
+    pub(super) fn release_reserved(&self, n: usize)
+    where
+        S: std::ops::Deref<Target = RawSemaphore>,
+    {
+        self.capacity.release(n);
+        if self.rx_closed.load(Acquire) && self.capacity.is_idle() {
+            self.rx_waker.wake();
+        }
     }
 
     /// # Safety
@@ -241,10 +279,26 @@ impl<T, S: Capacity> Chan<T, S> {
     /// Receiver only, as its last act.
     pub(super) unsafe fn rx_drop(&self) {
         self.close_rx();
+        // The receiver will never poll again: release its waker now (it may keep a task's
+        // allocation alive), not when the last sender goes.
+        drop(self.rx_waker.take());
+        /// If a queued value's destructor panics in the loop below, this guard's drop (run
+        /// while unwinding) goes on with the rest, so every value is dropped exactly once.
+        struct DropRest<'a, T, S: Capacity>(&'a Chan<T, S>);
+        impl<T, S: Capacity> Drop for DropRest<'_, T, S> {
+            fn drop(&mut self) {
+                // SAFETY: receiver only: `rx_drop`'s caller is the single consumer.
+                while let Some(v) = unsafe { self.0.rx_try_pop() } {
+                    drop(v);
+                }
+            }
+        }
+        let rest = DropRest(self);
         // SAFETY: receiver only (caller).
         while let Some(v) = unsafe { self.rx_try_pop() } {
             drop(v);
         }
+        drop(rest);
     }
 }
 

@@ -45,7 +45,6 @@ impl<T, S: Capacity> RxCore<T, S> {
             Poll::Ready(None) => return Poll::Ready(0),
             Poll::Pending => return Poll::Pending,
         };
-        buffer.reserve(limit.min(64));
         buffer.push(first);
         let mut n = 1;
         while n < limit {
@@ -66,6 +65,7 @@ impl<T, S: Capacity> RxCore<T, S> {
         poll_fn(|cx| self.poll_recv_many(cx, buffer, limit)).await
     }
 
+    #[track_caller]
     pub(super) fn blocking_recv(&mut self) -> Option<T> {
         crate::sync::block_on(self.recv())
     }

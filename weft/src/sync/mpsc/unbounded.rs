@@ -171,6 +171,12 @@ impl<T> UnboundedReceiver<T> {
         self.core.blocking_recv()
     }
 
+    /// `recv_many` from synchronous code, blocking the thread. Panics inside a weft runtime.
+    #[track_caller]
+    pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+        crate::sync::block_on(self.core.recv_many(buffer, limit))
+    }
+
     pub fn close(&mut self) {
         self.core.close();
     }

@@ -1,0 +1,145 @@
+//! `copy`, `copy_buf` and `duplex` that spend weft's cooperative budget.
+//!
+//! tokio's versions consult tokio's budget, which weft never sets, so a loop of
+//! `io::copy(&mut &b"hello"[..], &mut vec)` or of duplex reads and writes in a weft task would
+//! never yield. Rather than re-implementing them, weft runs tokio's code over a [`Coop`]
+//! adapter: every `poll_read` / `poll_fill_buf` / `poll_write` first takes one unit of weft's
+//! budget and returns `Pending` (after waking the task) when it is spent; a poll that makes no
+//! progress gives its unit back. tokio's loops stop at the first `Pending`, so they yield.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::task::coop;
+
+/// Runs `f` (one poll of the inner I/O object) under one unit of coop budget.
+fn budgeted<T>(cx: &mut Context<'_>, f: impl FnOnce(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
+    let restore = ready!(coop::poll_proceed(cx));
+    let res = f(cx);
+    if res.is_ready() {
+        restore.made_progress();
+    }
+    res
+}
+
+/// An I/O object whose polls spend weft's coop budget.
+struct Coop<T>(T);
+
+impl<T: AsyncRead + Unpin> AsyncRead for Coop<T> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        budgeted(cx, |cx| Pin::new(&mut self.0).poll_read(cx, buf))
+    }
+}
+
+impl<T: AsyncBufRead + Unpin> AsyncBufRead for Coop<T> {
+    fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+        let this = self.get_mut();
+        budgeted(cx, |cx| Pin::new(&mut this.0).poll_fill_buf(cx))
+    }
+
+    fn consume(mut self: Pin<&mut Self>, amt: usize) {
+        Pin::new(&mut self.0).consume(amt)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Coop<T> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        budgeted(cx, |cx| Pin::new(&mut self.0).poll_write(cx, buf))
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        budgeted(cx, |cx| Pin::new(&mut self.0).poll_write_vectored(cx, bufs))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.0.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+/// Copies everything `reader` yields into `writer` (tokio's `io::copy`); returns the byte
+/// count. Each read spends one unit of the task's coop budget.
+pub async fn copy<R, W>(reader: &mut R, writer: &mut W) -> io::Result<u64>
+where
+    R: AsyncRead + Unpin + ?Sized,
+    W: AsyncWrite + Unpin + ?Sized,
+{
+    tokio::io::copy(&mut Coop(reader), writer).await
+}
+
+/// Copies from a buffered reader without an intermediate buffer (tokio's `io::copy_buf`).
+/// Each fill of the reader's buffer spends one unit of the task's coop budget.
+pub async fn copy_buf<R, W>(reader: &mut R, writer: &mut W) -> io::Result<u64>
+where
+    R: AsyncBufRead + Unpin + ?Sized,
+    W: AsyncWrite + Unpin + ?Sized,
+{
+    tokio::io::copy_buf(&mut Coop(reader), writer).await
+}
+
+/// One end of an in-memory, bidirectional pipe (tokio's `DuplexStream`, whose reads and
+/// writes here spend weft's coop budget). Created by [`duplex`].
+#[derive(Debug)]
+pub struct DuplexStream {
+    inner: Coop<tokio::io::DuplexStream>,
+}
+
+impl std::fmt::Debug for Coop<tokio::io::DuplexStream> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A connected pair of in-memory streams, each buffering up to `max_buf_size` bytes in
+/// each direction (writes wait while the buffer is full). Panics on a zero size (tokio's).
+#[track_caller]
+pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
+    let (a, b) = tokio::io::duplex(max_buf_size);
+    (DuplexStream { inner: Coop(a) }, DuplexStream { inner: Coop(b) })
+}
+
+impl AsyncRead for DuplexStream {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for DuplexStream {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
