@@ -189,10 +189,12 @@ mod tests {
 
     #[test]
     fn rss_is_read_and_grows_with_touched_memory() {
+        // Other tests of this binary allocate and free concurrently (RSS is per process), so
+        // the growth asserted is half of a large touched allocation, not all of it.
         let before = rss_bytes().unwrap();
-        let v = vec![1u8; 64 << 20];
+        let v = vec![1u8; 256 << 20];
         let after = rss_bytes().unwrap();
-        assert!(after >= before + (32 << 20), "before {before}, after {after}");
+        assert!(after >= before + (128 << 20), "before {before}, after {after}");
         drop(v);
     }
 
@@ -200,9 +202,10 @@ mod tests {
     /// joined with its own value; a failed check would be an `Err`.
     #[test]
     fn every_task_is_checked_alive_and_joined() {
+        // The RSS delta itself is not asserted here: in this test binary other tests free memory
+        // concurrently (the lab takes every sample in a fresh child process for that reason).
         for rt in [RuntimeId::WeftCt, RuntimeId::WeftMt, RuntimeId::TokioCt] {
-            let bytes = sample_main(rt, 2, 2_000).unwrap();
-            assert!(bytes >= 0, "{}: RSS shrank by {bytes} bytes while 2,000 tasks were alive", rt.name());
+            sample_main(rt, 2, 2_000).unwrap_or_else(|e| panic!("{}: {e}", rt.name()));
         }
     }
 
