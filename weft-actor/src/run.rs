@@ -28,7 +28,7 @@ pub fn spawn<A: Actor>(actor: A) -> ActorRef<A> {
 
 /// Spawns `actor` with a mailbox of the given kind. Must be called inside a weft runtime.
 pub fn spawn_with<A: Actor>(actor: A, mailbox: Mailbox) -> ActorRef<A> {
-    spawn_inner(actor, mailbox, None, None).0
+    spawn_inner(actor, mailbox, None, None, None).0
 }
 
 /// Polls `f`, turning a panic into `Err(payload)`.
@@ -56,7 +56,10 @@ impl<A: Actor> Drop for Incarnation<A> {
     fn drop(&mut self) {
         drop(self.rx.take());
         drop(self.actor.take());
-        self.cell.exit(self.reason.take().unwrap_or(ExitReason::Killed));
+        match self.reason.take() {
+            Some(r) => self.cell.exit(r),
+            None => self.cell.exit_dropped(),
+        }
     }
 }
 
@@ -65,12 +68,16 @@ pub(crate) fn spawn_inner<A: Actor>(
     kind: Mailbox,
     parent: Option<Arc<Cell>>,
     started: Option<oneshot::Sender<()>>,
+    on: Option<&weft::runtime::Handle>,
 ) -> (ActorRef<A>, JoinHandle<()>) {
     let (tx, weak, rx) = mailbox(kind);
     let cell = Cell::new(parent);
     let ctx = Context { cell: cell.clone(), weak, stop: None, trap_exit: false };
     let inc = Incarnation { actor: Some(actor), rx: Some(rx), cell: cell.clone(), reason: None };
-    let join = weft::spawn(run(inc, ctx, started));
+    let join = match on {
+        Some(h) => h.spawn(run(inc, ctx, started)),
+        None => weft::spawn(run(inc, ctx, started)),
+    };
     cell.set_abort(join.abort_handle());
     (ActorRef { tx, cell }, join)
 }
@@ -121,7 +128,7 @@ async fn serve<A: Actor>(actor: &mut A, ctx: &mut Context<A>, rx: &mut MailboxRx
             Next::Msg(m) => actor.handle(m, ctx).await,
             Next::Closed => return ExitReason::Normal,
             Next::Signal(Signal::Stop) => return ExitReason::Shutdown,
-            Next::Signal(Signal::Exit(e)) => {
+            Next::Signal(Signal::Exit(e) | Signal::Dropped(e)) => {
                 if ctx.trap_exit {
                     actor.handle_exit(e, ctx).await;
                 } else if !matches!(e.reason, ExitReason::Normal) {

@@ -104,7 +104,7 @@ pub fn measure(o: &ActorOptions, progress: bool) -> Results {
                 match sample(p, w.name, n, o.workers) {
                     Ok(Some(t)) if round >= o.warmup => samples[i].push(t.as_nanos() as u64),
                     Ok(Some(_)) => {}
-                    Ok(None) => status[i] = Some("not yet: the peer has no such supervision".into()),
+                    Ok(None) => status[i] = Some("not yet: the peer cannot run this workload (see its module)".into()),
                     Err(e) => status[i] = Some(format!("failed: {e}")),
                 }
                 if progress {

@@ -123,9 +123,24 @@ impl ChildSpec {
         A: Actor,
         F: Fn() -> A + Send + Sync + 'static,
     {
+        ChildSpec::spawned_on(id, mailbox, None, factory)
+    }
+
+    /// `with_mailbox`, spawning every incarnation on `on` (the current runtime when `None`).
+    /// Tests use it to put a child on a runtime of its own and shut that runtime down.
+    pub(crate) fn spawned_on<A, F>(
+        id: impl Into<String>,
+        mailbox: Mailbox,
+        on: Option<weft::runtime::Handle>,
+        factory: F,
+    ) -> ChildSpec
+    where
+        A: Actor,
+        F: Fn() -> A + Send + Sync + 'static,
+    {
         let start: StartFn = Arc::new(move |parent| {
             let (tx, rx) = oneshot::channel();
-            let (r, join) = crate::run::spawn_inner(factory(), mailbox, Some(parent), Some(tx));
+            let (r, join) = crate::run::spawn_inner(factory(), mailbox, Some(parent), Some(tx), on.as_ref());
             Started { cell: r.cell.clone(), join, handle: Arc::new(r), ready: rx }
         });
         ChildSpec {
