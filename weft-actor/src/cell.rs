@@ -131,7 +131,9 @@ impl Cell {
             }
             g.signals.push_back(signal);
             self.has_signal.store(true, Ordering::Release);
-            g.waker.take()
+            // Cloned, not taken: the actor keeps its registration across parks, so parking
+            // again needs no lock (`poll_signal_registered`).
+            g.waker.clone()
         };
         if let Some(w) = waker {
             w.wake();
@@ -165,6 +167,28 @@ impl Cell {
         match &g.waker {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => g.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
+    /// `poll_signal` for a task whose current waker is already registered (`registered`
+    /// will-wake it): with no signal pending, returns `Pending` without locking. Correct
+    /// because `signal` sets `has_signal` (Release) before waking the registered waker, so
+    /// either this Acquire load sees the flag or the wake comes after it.
+    pub(crate) fn poll_signal_registered(&self, cx: &mut Context<'_>, registered: &mut Option<Waker>) -> Poll<Signal> {
+        if registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) && !self.has_signal.load(Ordering::Acquire) {
+            return Poll::Pending;
+        }
+        let mut g = self.lock();
+        if let Some(s) = self.pop_locked(&mut g) {
+            return Poll::Ready(s);
+        }
+        match &g.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => g.waker = Some(cx.waker().clone()),
+        }
+        if !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            *registered = Some(cx.waker().clone());
         }
         Poll::Pending
     }

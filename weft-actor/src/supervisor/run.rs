@@ -213,10 +213,12 @@ impl Supervisor {
 
     /// Starts child `i` and waits until its `started` hook has returned.
     async fn start(&mut self, i: usize) {
-        let Started { cell, join, handle, ready } = (self.children[i].spec.start)(self.cell.clone());
+        let Started { cell, join, handle, ready } = (self.children[i].spec.start)(self.cell.clone()).await;
         self.by_actor.insert(cell.id(), self.children[i].key);
         self.children[i].running = Some(Running { cell, join, handle });
-        let _ = ready.await;
+        if let Some(ready) = ready {
+            let _ = ready.await;
+        }
     }
 
     /// Stops child `i` per its `Shutdown` and waits until it has fully stopped.

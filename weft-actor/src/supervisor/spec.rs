@@ -8,6 +8,8 @@
 
 use std::any::Any;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -81,11 +83,13 @@ pub(crate) struct Started {
     pub(crate) join: JoinHandle<()>,
     /// An `ActorRef<A>` or a `SupervisorRef`, for `SupervisorRef::child`.
     pub(crate) handle: Arc<dyn Any + Send + Sync>,
-    /// Completes when the child's `started` hook (or a supervisor's init) has returned.
-    pub(crate) ready: oneshot::Receiver<()>,
+    /// For a sub-supervisor: completes when it has started its children. (An actor child's
+    /// `started` hook has already returned when `Started` is produced.)
+    pub(crate) ready: Option<oneshot::Receiver<()>>,
 }
 
-pub(crate) type StartFn = Arc<dyn Fn(Arc<Cell>) -> Started + Send + Sync>;
+/// Starts one incarnation of a child under the given parent cell.
+pub(crate) type StartFn = Arc<dyn Fn(Arc<Cell>) -> Pin<Box<dyn Future<Output = Started> + Send>> + Send + Sync>;
 
 /// One child of a supervisor.
 #[derive(Clone)]
@@ -139,9 +143,11 @@ impl ChildSpec {
         F: Fn() -> A + Send + Sync + 'static,
     {
         let start: StartFn = Arc::new(move |parent| {
-            let (tx, rx) = oneshot::channel();
-            let (r, join) = crate::run::spawn_inner(factory(), mailbox, Some(parent), Some(tx), on.as_ref());
-            Started { cell: r.cell.clone(), join, handle: Arc::new(r), ready: rx }
+            let (actor, on) = (factory(), on.clone());
+            Box::pin(async move {
+                let (r, join) = crate::run::spawn_supervised(actor, mailbox, parent, on.as_ref()).await;
+                Started { cell: r.cell.clone(), join, handle: Arc::new(r), ready: None }
+            })
         });
         ChildSpec {
             id: id.into(),
@@ -156,7 +162,12 @@ impl ChildSpec {
         let start: StartFn = Arc::new(move |parent| {
             let (tx, rx) = oneshot::channel();
             let sup = super::run::spawn_supervisor(spec.clone(), Some(parent), Some(tx));
-            Started { cell: sup.0.cell.clone(), join: sup.1, handle: Arc::new(sup.0), ready: rx }
+            Box::pin(std::future::ready(Started {
+                cell: sup.0.cell.clone(),
+                join: sup.1,
+                handle: Arc::new(sup.0),
+                ready: Some(rx),
+            })) as Pin<Box<dyn Future<Output = Started> + Send>>
         });
         ChildSpec { id: id.into(), restart: Restart::Permanent, shutdown: Shutdown::Infinity, start }
     }
