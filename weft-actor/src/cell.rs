@@ -132,7 +132,8 @@ impl Cell {
             g.signals.push_back(signal);
             self.has_signal.store(true, Ordering::Release);
             // Cloned, not taken: the actor keeps its registration across parks, so parking
-            // again needs no lock (`poll_signal_registered`).
+            // again needs no lock (`poll_signal_registered`). The clone is a weft task
+            // waker's reference-count increment: no foreign code runs under the lock.
             g.waker.clone()
         };
         if let Some(w) = waker {
