@@ -1,7 +1,7 @@
 //! The actor workloads, written once against `ActorPeer`. Each returns `Ok(elapsed)` after
 //! checking its own output, or `Err(why)`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -313,34 +313,25 @@ fn lcg_work(i: u64) -> u64 {
     (0..10_000u64).fold(i, |a, k| a.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(k | 1))
 }
 
-/// `n` actors each compute `lcg_work(i)` and tell a collector, which sums the results.
+/// `n` actors each compute `lcg_work(i)` and add it to a shared sum. (Not a collector actor:
+/// `n` concurrent `tell_now`s into one bounded mailbox would overflow it.)
 async fn fan_out_compute<P: ActorPeer>(n: u64) -> u64 {
-    let (tx, rx) = futures_channel::oneshot::channel::<u64>();
-    let mut tx = Some(tx);
-    let (mut sum, mut left) = (0u64, n);
-    let collector = P::spawn(Box::new(move |v| {
-        sum = sum.wrapping_add(v);
-        left -= 1;
-        if left == 0 {
-            if let Some(tx) = tx.take() {
-                let _ = tx.send(sum);
-            }
-            return (0, Flow::Stop);
-        }
-        (0, Flow::Continue)
-    }));
+    let (done, rx) = Done::new(n);
+    let sum = Arc::new(AtomicU64::new(0));
     let mut workers = Vec::with_capacity(n as usize);
     for _ in 0..n {
-        let c = collector.clone();
+        let (done, sum) = (done.clone(), sum.clone());
         workers.push(P::spawn(Box::new(move |i| {
-            P::tell_now(&c, lcg_work(i));
+            sum.fetch_add(lcg_work(i), Ordering::AcqRel);
+            done.add(1);
             (0, Flow::Stop)
         })));
     }
     for (i, w) in workers.iter().enumerate() {
         P::tell(w, i as u64).await;
     }
-    rx.await.unwrap_or(0)
+    let _ = rx.await;
+    sum.load(Ordering::Acquire)
 }
 
 /// A chain of `depth` actors, each spawned by the one above; the deepest sends its level up
