@@ -19,6 +19,11 @@ pub trait Actor: Send + Sized + 'static {
 
     /// Runs once before the first message. A supervisor waits for it before starting the next
     /// child (as OTP's `init/1`). A panic here stops the actor with `ExitReason::Panic`.
+    ///
+    /// For a supervised child this hook runs on its supervisor's task, just before the
+    /// child's own task is spawned (the supervisor has to wait for it anyway; running it in
+    /// place saves two task hops per start). Task-locals and `weft::task::id()` seen here are
+    /// therefore the supervisor's; everything reachable through `ctx` is the child's.
     fn started(&mut self, ctx: &mut Context<Self>) -> impl Future<Output = ()> + Send {
         let _ = ctx;
         async {}

@@ -29,6 +29,10 @@ pub(crate) enum Signal {
     Down(Down),
     /// A command for a supervisor (ignored by plain actors).
     Command(Box<dyn Any + Send>),
+    /// To a parent only: the child's task was dropped without weft-actor aborting it, i.e. by
+    /// its runtime's shutdown (reason `Killed`). A supervisor does not restart such a child:
+    /// OTP never restarts a child while the system is going down.
+    Dropped(Exit),
 }
 
 /// Who is told when the actor stops.
@@ -60,6 +64,10 @@ pub(crate) struct Cell {
     /// decides whether to take the lock, so a stale `false` costs one message of delay at most
     /// and a stale `true` one lock.
     has_signal: AtomicBool,
+    /// Set before weft-actor itself aborts the task (`kill`, a brutal or timed-out shutdown,
+    /// a supervisor's drop). A task that ends without a reason and without this flag was
+    /// dropped by its runtime's shutdown (`exit_dropped`).
+    killed: AtomicBool,
     inner: Mutex<Inner>,
 }
 
@@ -68,6 +76,7 @@ impl Cell {
         Arc::new(Cell {
             id: ActorId::next(),
             has_signal: AtomicBool::new(false),
+            killed: AtomicBool::new(false),
             inner: Mutex::new(Inner {
                 signals: VecDeque::new(),
                 waker: None,
@@ -93,8 +102,15 @@ impl Cell {
         self.lock().abort = Some(abort);
     }
 
+    /// Records that weft-actor is about to abort this actor's task (see `killed`). Relaxed:
+    /// the abort that follows and the task's drop are ordered by weft's task state machine.
+    pub(crate) fn mark_killed(&self) {
+        self.killed.store(true, Ordering::Relaxed);
+    }
+
     /// Aborts the actor's task (its state is dropped, reason `Killed`).
     pub(crate) fn kill(&self) {
+        self.mark_killed();
         let abort = self.lock().abort.clone();
         if let Some(a) = abort {
             a.abort();
@@ -115,7 +131,10 @@ impl Cell {
             }
             g.signals.push_back(signal);
             self.has_signal.store(true, Ordering::Release);
-            g.waker.take()
+            // Cloned, not taken: the actor keeps its registration across parks, so parking
+            // again needs no lock (`poll_signal_registered`). The clone is a weft task
+            // waker's reference-count increment: no foreign code runs under the lock.
+            g.waker.clone()
         };
         if let Some(w) = waker {
             w.wake();
@@ -149,6 +168,28 @@ impl Cell {
         match &g.waker {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => g.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
+    /// `poll_signal` for a task whose current waker is already registered (`registered`
+    /// will-wake it): with no signal pending, returns `Pending` without locking. Correct
+    /// because `signal` sets `has_signal` (Release) before waking the registered waker, so
+    /// either this Acquire load sees the flag or the wake comes after it.
+    pub(crate) fn poll_signal_registered(&self, cx: &mut Context<'_>, registered: &mut Option<Waker>) -> Poll<Signal> {
+        if registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) && !self.has_signal.load(Ordering::Acquire) {
+            return Poll::Pending;
+        }
+        let mut g = self.lock();
+        if let Some(s) = self.pop_locked(&mut g) {
+            return Poll::Ready(s);
+        }
+        match &g.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => g.waker = Some(cx.waker().clone()),
+        }
+        if !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            *registered = Some(cx.waker().clone());
         }
         Poll::Pending
     }
@@ -209,9 +250,21 @@ impl Cell {
         true
     }
 
+    /// `exit` for a task that ended without a reason of its own: `Killed`, and when nobody in
+    /// weft-actor aborted it (its runtime dropped it while shutting down) the parent is told
+    /// with `Signal::Dropped`, so it does not restart the child.
+    pub(crate) fn exit_dropped(&self) {
+        let by_runtime = !self.killed.load(Ordering::Relaxed);
+        self.exit_inner(ExitReason::Killed, by_runtime);
+    }
+
     /// Records that the actor has stopped and tells every watcher. Called exactly once, after
     /// the actor's state has been dropped (by `run::Incarnation::drop` or the supervisor's).
     pub(crate) fn exit(&self, reason: ExitReason) {
+        self.exit_inner(reason, false);
+    }
+
+    fn exit_inner(&self, reason: ExitReason, by_runtime: bool) {
         let (watchers, names, signals) = {
             let mut g = self.lock();
             debug_assert!(g.exited.is_none(), "an actor exits once");
@@ -230,17 +283,25 @@ impl Cell {
             .iter()
             .position(|w| matches!(w, Watcher::Parent(_)))
             .or_else(|| watchers.iter().position(|w| matches!(w, Watcher::Waiter(_))));
-        let spare = reason.duplicate();
+        // Copies for the other watchers are made only when there are other watchers (a
+        // panic's copy allocates its message).
+        let spare = (watchers.len() > 1).then(|| reason.duplicate());
         let mut original = Some(reason);
         for (i, w) in watchers.into_iter().enumerate() {
-            let r = match original.take_if(|_| Some(i) == owner) {
-                Some(r) => r,
-                None => spare.duplicate(),
+            let r = match (original.take_if(|_| Some(i) == owner), &spare) {
+                (Some(r), _) => r,
+                (None, Some(s)) => s.duplicate(),
+                (None, None) => original.as_ref().map_or(ExitReason::Killed, ExitReason::duplicate),
             };
             if let Watcher::Link(other) = &w {
                 other.lock().watchers.retain(|x| !matches!(x, Watcher::Link(c) if c.id == self.id));
             }
-            notify(self.id, w, r);
+            match w {
+                Watcher::Parent(c) if by_runtime => {
+                    c.signal(Signal::Dropped(Exit { id: self.id, reason: r }));
+                }
+                w => notify(self.id, w, r),
+            }
         }
     }
 }

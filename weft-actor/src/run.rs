@@ -13,11 +13,10 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::Poll;
 
-use weft::sync::oneshot;
 use weft::task::JoinHandle;
 
 use crate::actor::{Actor, Context};
-use crate::actor_ref::{mailbox, ActorRef, Mailbox, MailboxRx};
+use crate::actor_ref::{mailbox, ActorRef, Mailbox, MailboxRx, MailboxTx};
 use crate::cell::{Cell, Signal};
 use crate::exit::ExitReason;
 
@@ -28,7 +27,7 @@ pub fn spawn<A: Actor>(actor: A) -> ActorRef<A> {
 
 /// Spawns `actor` with a mailbox of the given kind. Must be called inside a weft runtime.
 pub fn spawn_with<A: Actor>(actor: A, mailbox: Mailbox) -> ActorRef<A> {
-    spawn_inner(actor, mailbox, None, None).0
+    spawn_inner(actor, mailbox)
 }
 
 /// Polls `f`, turning a panic into `Err(payload)`.
@@ -56,36 +55,88 @@ impl<A: Actor> Drop for Incarnation<A> {
     fn drop(&mut self) {
         drop(self.rx.take());
         drop(self.actor.take());
-        self.cell.exit(self.reason.take().unwrap_or(ExitReason::Killed));
+        match self.reason.take() {
+            Some(r) => self.cell.exit(r),
+            None => self.cell.exit_dropped(),
+        }
     }
 }
 
-pub(crate) fn spawn_inner<A: Actor>(
+/// Where an incarnation's `started` hook runs.
+enum Start {
+    /// In the actor's own task (unsupervised `spawn`).
+    InTask,
+    /// Already run by the supervisor (see `spawn_supervised`), with its outcome: `Some`
+    /// when `started` panicked or asked to stop.
+    Done(Option<ExitReason>),
+}
+
+/// Builds an incarnation: mailbox, cell, context and the guard that owns the state.
+fn incarnation<A: Actor>(
     actor: A,
     kind: Mailbox,
     parent: Option<Arc<Cell>>,
-    started: Option<oneshot::Sender<()>>,
-) -> (ActorRef<A>, JoinHandle<()>) {
+) -> (MailboxTx<A::Msg>, Incarnation<A>, Context<A>) {
     let (tx, weak, rx) = mailbox(kind);
     let cell = Cell::new(parent);
     let ctx = Context { cell: cell.clone(), weak, stop: None, trap_exit: false };
-    let inc = Incarnation { actor: Some(actor), rx: Some(rx), cell: cell.clone(), reason: None };
-    let join = weft::spawn(run(inc, ctx, started));
+    (tx, Incarnation { actor: Some(actor), rx: Some(rx), cell, reason: None }, ctx)
+}
+
+fn spawn_task<A: Actor>(
+    tx: MailboxTx<A::Msg>,
+    inc: Incarnation<A>,
+    ctx: Context<A>,
+    start: Start,
+    on: Option<&weft::runtime::Handle>,
+) -> (ActorRef<A>, JoinHandle<()>) {
+    let cell = inc.cell.clone();
+    let join = match on {
+        Some(h) => h.spawn(run(inc, ctx, start)),
+        None => weft::spawn(run(inc, ctx, start)),
+    };
     cell.set_abort(join.abort_handle());
     (ActorRef { tx, cell }, join)
 }
 
-async fn run<A: Actor>(mut inc: Incarnation<A>, mut ctx: Context<A>, started: Option<oneshot::Sender<()>>) {
+pub(crate) fn spawn_inner<A: Actor>(actor: A, kind: Mailbox) -> ActorRef<A> {
+    let (tx, inc, ctx) = incarnation(actor, kind, None);
+    spawn_task(tx, inc, ctx, Start::InTask, None).0
+}
+
+/// Starts a supervised child: its `started` hook runs here, in the supervisor's task, and the
+/// task is spawned afterwards. The supervisor must wait for `started` anyway (OTP's `init/1`
+/// contract); running it in place saves the two task hops and the reply channel of waiting
+/// for it across tasks. If the supervisor's task is dropped meanwhile, the guard drops the
+/// state and reports the exit as usual.
+pub(crate) async fn spawn_supervised<A: Actor>(
+    actor: A,
+    kind: Mailbox,
+    parent: Arc<Cell>,
+    on: Option<&weft::runtime::Handle>,
+) -> (ActorRef<A>, JoinHandle<()>) {
+    let (tx, mut inc, mut ctx) = incarnation(actor, kind, Some(parent));
+    let Some(actor) = inc.actor.as_mut() else { unreachable!("an incarnation starts with its state") };
+    let early = run_started(actor, &mut ctx).await;
+    spawn_task(tx, inc, ctx, Start::Done(early), on)
+}
+
+/// Runs `started`; `Some(reason)` when it panicked or asked to stop.
+async fn run_started<A: Actor>(actor: &mut A, ctx: &mut Context<A>) -> Option<ExitReason> {
+    match catch(actor.started(ctx)).await {
+        Ok(()) => ctx.stop.take(),
+        Err(p) => Some(ExitReason::Panic(p)),
+    }
+}
+
+async fn run<A: Actor>(mut inc: Incarnation<A>, mut ctx: Context<A>, start: Start) {
     let (Some(actor), Some(rx)) = (inc.actor.as_mut(), inc.rx.as_mut()) else {
         unreachable!("an incarnation starts with its state and mailbox")
     };
-    let mut reason = match catch(actor.started(&mut ctx)).await {
-        Ok(()) => ctx.stop.take(),
-        Err(p) => Some(ExitReason::Panic(p)),
+    let mut reason = match start {
+        Start::InTask => run_started(actor, &mut ctx).await,
+        Start::Done(early) => early,
     };
-    if let Some(tx) = started {
-        let _ = tx.send(());
-    }
     if reason.is_none() {
         reason = Some(catch(serve(actor, &mut ctx, rx)).await.unwrap_or_else(ExitReason::Panic));
     }
@@ -104,6 +155,8 @@ enum Next<M> {
 
 async fn serve<A: Actor>(actor: &mut A, ctx: &mut Context<A>, rx: &mut MailboxRx<A::Msg>) -> ExitReason {
     let cell = ctx.cell.clone();
+    // The waker last registered in the cell: parking again with the same one skips the lock.
+    let mut registered = None;
     loop {
         let next = poll_fn(|cx| {
             if let Some(s) = cell.try_signal() {
@@ -114,14 +167,14 @@ async fn serve<A: Actor>(actor: &mut A, ctx: &mut Context<A>, rx: &mut MailboxRx
                 Poll::Ready(None) => return Poll::Ready(Next::Closed),
                 Poll::Pending => {}
             }
-            cell.poll_signal(cx).map(Next::Signal)
+            cell.poll_signal_registered(cx, &mut registered).map(Next::Signal)
         })
         .await;
         match next {
             Next::Msg(m) => actor.handle(m, ctx).await,
             Next::Closed => return ExitReason::Normal,
             Next::Signal(Signal::Stop) => return ExitReason::Shutdown,
-            Next::Signal(Signal::Exit(e)) => {
+            Next::Signal(Signal::Exit(e) | Signal::Dropped(e)) => {
                 if ctx.trap_exit {
                     actor.handle_exit(e, ctx).await;
                 } else if !matches!(e.reason, ExitReason::Normal) {

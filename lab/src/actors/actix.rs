@@ -53,6 +53,10 @@ impl Handler<Ask> for FnActor {
 
 impl ActorPeer for Actix {
     const NAME: &'static str = "actix";
+    /// An actix context handles every message its mailbox holds before it returns to the
+    /// arbiter, so an actor that sends itself a message per message never yields: on the
+    /// one-thread `System`, `spawn_storm_busy`'s busy actors would starve everything else.
+    const FAIR_TO_SELF_SENDERS: bool = false;
     type Addr = Addr<FnActor>;
 
     fn block_on<F>(_threads: usize, f: F) -> F::Output
@@ -79,6 +83,18 @@ impl ActorPeer for Actix {
     fn ask(addr: &Self::Addr, msg: u64) -> impl Future<Output = u64> + Send {
         let req = addr.send(Ask(msg));
         async move { req.await.expect("actix ask answered") }
+    }
+
+    fn spawn_task<F: Future<Output = ()> + Send + 'static>(f: F) {
+        actix_rt::spawn(f);
+    }
+
+    fn yield_now() -> impl Future<Output = ()> + Send {
+        tokio::task::yield_now()
+    }
+
+    fn sleep(d: std::time::Duration) -> impl Future<Output = ()> + Send {
+        actix_rt::time::sleep(d)
     }
 
     fn panic_signals(_n: u64) -> impl Future<Output = Option<u64>> + Send {

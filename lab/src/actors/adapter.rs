@@ -24,6 +24,9 @@ pub type Behavior = Box<dyn FnMut(u64) -> (u64, Flow) + Send>;
 /// The supervision results a panic workload reports (validated by the caller).
 pub trait ActorPeer: Sized + 'static {
     const NAME: &'static str;
+    /// Whether an actor that keeps sending itself messages still lets other actors run
+    /// (`spawn_storm_busy` needs it; see `actix.rs` for the peer where it does not).
+    const FAIR_TO_SELF_SENDERS: bool = true;
     type Addr: Clone + Send + Sync + 'static;
 
     /// Runs `f` to completion on a fresh runtime: one thread when `threads == 1`, else a
@@ -45,6 +48,16 @@ pub trait ActorPeer: Sized + 'static {
 
     /// Request/reply with the peer's own reply mechanism.
     fn ask(addr: &Self::Addr, msg: u64) -> impl Future<Output = u64> + Send;
+
+    /// Spawns a plain task on the peer's runtime (producers, yielders, sleepers of the
+    /// smarm rows that are not actors).
+    fn spawn_task<F: Future<Output = ()> + Send + 'static>(f: F);
+
+    /// The runtime's `yield_now`.
+    fn yield_now() -> impl Future<Output = ()> + Send;
+
+    /// The runtime's `sleep`.
+    fn sleep(d: std::time::Duration) -> impl Future<Output = ()> + Send;
 
     /// `n` supervised actors each panic on their first message; returns how many panic
     /// signals the supervisor saw (`None`: the peer cannot do this, see its module).

@@ -25,6 +25,7 @@ mod kameo;
 mod ractor;
 mod tokio_tasks;
 mod weft_actor;
+mod weft_tasks;
 pub mod workloads;
 
 use std::fmt::Write as _;
@@ -38,10 +39,14 @@ use workloads::WORKLOADS;
 /// The peers, baseline-comparable with `weft-actor`.
 pub const PEERS: &[&str] = &["weft-actor", "kameo", "ractor", "actix", "tokio"];
 
+/// Peers run only when named (`--runtimes`), and by the smoke: `weft-tasks` (plain weft
+/// tasks + channels) tells what weft-actor adds on top of its runtime.
+pub const DIAGNOSTIC_PEERS: &[&str] = &["weft-tasks"];
+
 /// Peers this build can run, and why the others cannot.
 pub fn unavailable(peer: &str) -> Option<&'static str> {
     match peer {
-        "weft-actor" | "tokio" | "ractor" | "kameo" | "actix" => None,
+        "weft-actor" | "tokio" | "ractor" | "kameo" | "actix" | "weft-tasks" => None,
         _ => Some("adapter not written yet"),
     }
 }
@@ -50,6 +55,7 @@ fn run_one(peer: &str, workload: &str, n: u64, workers: usize) -> Result<Option<
     match peer {
         "weft-actor" => workloads::run::<weft_actor::WeftActor>(workload, n, workers),
         "tokio" => workloads::run::<tokio_tasks::TokioTasks>(workload, n, workers),
+        "weft-tasks" => workloads::run::<weft_tasks::WeftTasks>(workload, n, workers),
         "ractor" => workloads::run::<ractor::Ractor>(workload, n, workers),
         "kameo" => workloads::run::<kameo::Kameo>(workload, n, workers),
         "actix" => workloads::run::<actix::Actix>(workload, n, workers),
@@ -104,7 +110,7 @@ pub fn measure(o: &ActorOptions, progress: bool) -> Results {
                 match sample(p, w.name, n, o.workers) {
                     Ok(Some(t)) if round >= o.warmup => samples[i].push(t.as_nanos() as u64),
                     Ok(Some(_)) => {}
-                    Ok(None) => status[i] = Some("not yet: the peer has no such supervision".into()),
+                    Ok(None) => status[i] = Some("not yet: the peer cannot run this workload (see its module)".into()),
                     Err(e) => status[i] = Some(format!("failed: {e}")),
                 }
                 if progress {
@@ -250,7 +256,7 @@ pub fn run(o: &ActorOptions, out: &Path, progress: bool) -> Result<Results, Stri
 pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
     silence_panics();
     for w in WORKLOADS {
-        for p in PEERS {
+        for p in PEERS.iter().chain(DIAGNOSTIC_PEERS) {
             if unavailable(p).is_some() {
                 report.skipped += 1;
                 continue;

@@ -87,6 +87,18 @@ impl ActorPeer for WeftActor {
         async move { addr.ask(|r| Msg::Ask(msg, r)).await.expect("ask answered") }
     }
 
+    fn spawn_task<F: Future<Output = ()> + Send + 'static>(f: F) {
+        weft::spawn(f);
+    }
+
+    fn yield_now() -> impl Future<Output = ()> + Send {
+        weft::task::yield_now()
+    }
+
+    fn sleep(d: Duration) -> impl Future<Output = ()> + Send {
+        weft::time::sleep(d)
+    }
+
     fn panic_signals(n: u64) -> impl Future<Output = Option<u64>> + Send {
         async move {
             let (done, rx) = Done::new(n);

@@ -41,6 +41,8 @@
 
 mod run;
 mod spec;
+#[cfg(test)]
+mod tests;
 
 use std::any::Any;
 use std::fmt;

@@ -44,12 +44,18 @@ struct Child {
     /// Consecutive restarts for the backoff exponent; reset after a quiet `period`.
     attempt: u32,
     last_restart: Option<Instant>,
+    /// A child that will not run again (temporary, or a dynamic child that stopped); its slot
+    /// is reclaimed by `compact`. Removing from the middle of `children` at once would move
+    /// the whole tail: 10,000 temporary children exiting in start order cost O(n²) moves.
+    removed: bool,
 }
 
 struct Supervisor {
     spec: SupervisorSpec,
     cell: Arc<Cell>,
     children: Vec<Child>,
+    /// How many `children` are `removed`.
+    tombstones: usize,
     next_key: u64,
     /// Running incarnation → its child's `key`: finds the child an `Exit` is about in
     /// O(log n) even with 10,000 children.
@@ -66,10 +72,14 @@ impl Drop for Supervisor {
     fn drop(&mut self) {
         for c in self.children.iter_mut().rev() {
             if let Some(r) = c.running.take() {
+                r.cell.mark_killed();
                 r.join.abort();
             }
         }
-        self.cell.exit(self.reason.take().unwrap_or(ExitReason::Killed));
+        match self.reason.take() {
+            Some(r) => self.cell.exit(r),
+            None => self.cell.exit_dropped(),
+        }
     }
 }
 
@@ -86,6 +96,7 @@ pub(crate) fn spawn_supervisor(
         spec,
         cell: cell.clone(),
         children: Vec::new(),
+        tombstones: 0,
         next_key: 0,
         by_actor: HashMap::new(),
         restarts: VecDeque::new(),
@@ -98,7 +109,7 @@ pub(crate) fn spawn_supervisor(
 }
 
 async fn run(mut sup: Supervisor, ready: Option<oneshot::Sender<()>>) {
-    let specs = sup.spec.children.clone();
+    let specs = std::mem::take(&mut sup.spec.children);
     for spec in specs {
         let i = sup.push(spec);
         sup.start(i).await;
@@ -132,8 +143,31 @@ impl Supervisor {
             restarts: 0,
             attempt: 0,
             last_restart: None,
+            removed: false,
         });
         self.children.len() - 1
+    }
+
+    /// Marks child `i` as gone for good; its slot is reclaimed later by `compact`.
+    fn remove(&mut self, i: usize) {
+        if !self.children[i].removed {
+            self.children[i].removed = true;
+            self.tombstones += 1;
+        }
+    }
+
+    /// Drops the slots of removed children once they are at least half of all slots
+    /// (amortised O(1) per removal). Call only where no child index is held.
+    fn compact(&mut self) {
+        if self.tombstones * 2 >= self.children.len() && self.tombstones > 0 {
+            self.children.retain(|c| !c.removed);
+            self.tombstones = 0;
+        }
+    }
+
+    /// The children that are still part of the supervisor, in start order.
+    fn live(&self) -> impl Iterator<Item = &Child> {
+        self.children.iter().filter(|c| !c.removed)
     }
 
     fn take_running(&mut self, i: usize) -> Option<Running> {
@@ -155,6 +189,16 @@ impl Supervisor {
                         if !self.child_exited(i, e.reason).await {
                             return ExitReason::Shutdown;
                         }
+                        self.compact();
+                    }
+                }
+                Signal::Dropped(e) => {
+                    // The runtime dropped the child's task while shutting down: nothing to
+                    // restart into (OTP restarts nothing while going down), and the siblings
+                    // are being dropped too. Record the exit, restart nothing.
+                    if let Some(i) = self.index_of(e.id) {
+                        self.take_running(i);
+                        self.emit(SupervisorEvent::ChildExited { child: &self.children[i].spec.id, reason: &e.reason });
                     }
                 }
                 Signal::Down(_) => {}
@@ -169,22 +213,28 @@ impl Supervisor {
 
     /// Starts child `i` and waits until its `started` hook has returned.
     async fn start(&mut self, i: usize) {
-        let Started { cell, join, handle, ready } = (self.children[i].spec.start)(self.cell.clone());
+        let Started { cell, join, handle, ready } = (self.children[i].spec.start)(self.cell.clone()).await;
         self.by_actor.insert(cell.id(), self.children[i].key);
         self.children[i].running = Some(Running { cell, join, handle });
-        let _ = ready.await;
+        if let Some(ready) = ready {
+            let _ = ready.await;
+        }
     }
 
     /// Stops child `i` per its `Shutdown` and waits until it has fully stopped.
     async fn stop(&mut self, i: usize) {
         let Some(Running { cell, mut join, .. }) = self.take_running(i) else { return };
         match self.children[i].spec.shutdown {
-            Shutdown::BrutalKill => join.abort(),
+            Shutdown::BrutalKill => {
+                cell.mark_killed();
+                join.abort();
+            }
             Shutdown::Timeout(d) => {
                 cell.signal(Signal::Stop);
                 if weft::time::timeout(d, &mut join).await.is_ok() {
                     return;
                 }
+                cell.mark_killed();
                 join.abort();
             }
             Shutdown::Infinity => {
@@ -241,7 +291,7 @@ impl Supervisor {
         drop(reason);
         if !restart {
             if self.children[i].spec.restart == Restart::Temporary || self.spec.strategy == Strategy::Dynamic {
-                self.children.remove(i);
+                self.remove(i);
             }
             return true;
         }
@@ -258,8 +308,8 @@ impl Supervisor {
         let n = self.children.len();
         let group: Vec<usize> = match self.spec.strategy {
             Strategy::OneForOne | Strategy::Dynamic => vec![i],
-            Strategy::OneForAll => (0..n).collect(),
-            Strategy::RestForOne => (i..n).collect(),
+            Strategy::OneForAll => (0..n).filter(|&j| !self.children[j].removed).collect(),
+            Strategy::RestForOne => (i..n).filter(|&j| !self.children[j].removed).collect(),
         };
         // Only the failed child and the siblings this restart stops are started again.
         let restart: Vec<usize> =
@@ -275,11 +325,11 @@ impl Supervisor {
             }
         }
         // Temporary siblings stopped by the restart are not started again: remove them.
-        let mut j = 0;
-        self.children.retain(|c| {
-            j += 1;
-            !(restart.contains(&(j - 1)) && c.spec.restart == Restart::Temporary && c.running.is_none())
-        });
+        for &j in &restart {
+            if self.children[j].spec.restart == Restart::Temporary && self.children[j].running.is_none() {
+                self.remove(j);
+            }
+        }
         true
     }
 
@@ -287,8 +337,7 @@ impl Supervisor {
         match c {
             Command::WhichChildren(tx) => {
                 let info = self
-                    .children
-                    .iter()
+                    .live()
                     .map(|c| ChildInfo {
                         id: c.spec.id.clone(),
                         actor: c.running.as_ref().map(|r| r.cell.id()),
@@ -298,24 +347,19 @@ impl Supervisor {
                 let _ = tx.send(info);
             }
             Command::Child(id, tx) => {
-                let h = self
-                    .children
-                    .iter()
-                    .find(|c| c.spec.id == id)
-                    .and_then(|c| c.running.as_ref())
-                    .map(|r| r.handle.clone());
+                let h =
+                    self.live().find(|c| c.spec.id == id).and_then(|c| c.running.as_ref()).map(|r| r.handle.clone());
                 let _ = tx.send(h);
             }
             Command::Children(tx) => {
                 let all = self
-                    .children
-                    .iter()
+                    .live()
                     .filter_map(|c| c.running.as_ref().map(|r| (c.spec.id.clone(), r.handle.clone())))
                     .collect();
                 let _ = tx.send(all);
             }
             Command::StartChild(spec, tx) => {
-                if self.children.iter().any(|c| c.spec.id == spec.id) {
+                if self.live().any(|c| c.spec.id == spec.id) {
                     let _ = tx.send(Err(SupervisorError::AlreadyPresent(spec.id)));
                     return;
                 }
@@ -324,10 +368,11 @@ impl Supervisor {
                 let _ = tx.send(Ok(()));
             }
             Command::TerminateChild(id, tx) => {
-                let found = self.children.iter().position(|c| c.spec.id == id);
+                let found = self.children.iter().position(|c| !c.removed && c.spec.id == id);
                 if let Some(i) = found {
                     self.stop(i).await;
-                    self.children.remove(i);
+                    self.remove(i);
+                    self.compact();
                 }
                 let _ = tx.send(found.is_some());
             }

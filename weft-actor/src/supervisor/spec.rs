@@ -8,6 +8,8 @@
 
 use std::any::Any;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -81,11 +83,13 @@ pub(crate) struct Started {
     pub(crate) join: JoinHandle<()>,
     /// An `ActorRef<A>` or a `SupervisorRef`, for `SupervisorRef::child`.
     pub(crate) handle: Arc<dyn Any + Send + Sync>,
-    /// Completes when the child's `started` hook (or a supervisor's init) has returned.
-    pub(crate) ready: oneshot::Receiver<()>,
+    /// For a sub-supervisor: completes when it has started its children. (An actor child's
+    /// `started` hook has already returned when `Started` is produced.)
+    pub(crate) ready: Option<oneshot::Receiver<()>>,
 }
 
-pub(crate) type StartFn = Arc<dyn Fn(Arc<Cell>) -> Started + Send + Sync>;
+/// Starts one incarnation of a child under the given parent cell.
+pub(crate) type StartFn = Arc<dyn Fn(Arc<Cell>) -> Pin<Box<dyn Future<Output = Started> + Send>> + Send + Sync>;
 
 /// One child of a supervisor.
 #[derive(Clone)]
@@ -123,10 +127,27 @@ impl ChildSpec {
         A: Actor,
         F: Fn() -> A + Send + Sync + 'static,
     {
+        ChildSpec::spawned_on(id, mailbox, None, factory)
+    }
+
+    /// `with_mailbox`, spawning every incarnation on `on` (the current runtime when `None`).
+    /// Tests use it to put a child on a runtime of its own and shut that runtime down.
+    pub(crate) fn spawned_on<A, F>(
+        id: impl Into<String>,
+        mailbox: Mailbox,
+        on: Option<weft::runtime::Handle>,
+        factory: F,
+    ) -> ChildSpec
+    where
+        A: Actor,
+        F: Fn() -> A + Send + Sync + 'static,
+    {
         let start: StartFn = Arc::new(move |parent| {
-            let (tx, rx) = oneshot::channel();
-            let (r, join) = crate::run::spawn_inner(factory(), mailbox, Some(parent), Some(tx));
-            Started { cell: r.cell.clone(), join, handle: Arc::new(r), ready: rx }
+            let (actor, on) = (factory(), on.clone());
+            Box::pin(async move {
+                let (r, join) = crate::run::spawn_supervised(actor, mailbox, parent, on.as_ref()).await;
+                Started { cell: r.cell.clone(), join, handle: Arc::new(r), ready: None }
+            })
         });
         ChildSpec {
             id: id.into(),
@@ -141,7 +162,12 @@ impl ChildSpec {
         let start: StartFn = Arc::new(move |parent| {
             let (tx, rx) = oneshot::channel();
             let sup = super::run::spawn_supervisor(spec.clone(), Some(parent), Some(tx));
-            Started { cell: sup.0.cell.clone(), join: sup.1, handle: Arc::new(sup.0), ready: rx }
+            Box::pin(std::future::ready(Started {
+                cell: sup.0.cell.clone(),
+                join: sup.1,
+                handle: Arc::new(sup.0),
+                ready: Some(rx),
+            })) as Pin<Box<dyn Future<Output = Started> + Send>>
         });
         ChildSpec { id: id.into(), restart: Restart::Permanent, shutdown: Shutdown::Infinity, start }
     }
