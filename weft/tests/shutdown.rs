@@ -256,3 +256,35 @@ fn spawn_after_shutdown_is_cancelled_on_the_spot() {
     assert_eq!(drops.count(), 1, "refused spawn drops its future immediately");
     assert!(support::ct().block_on(h).unwrap_err().is_cancelled());
 }
+
+/// A task queued on a runtime that is dropped before it ever runs is cancelled: its
+/// `JoinHandle`, awaited elsewhere, says so (tokio's `task_join_set::runtime_gone`).
+#[test]
+fn never_polled_tasks_of_a_dropped_runtime_complete_their_join_handles_as_cancelled() {
+    let ct = || weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mt = || weft::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let mut handles = Vec::new();
+    // Spawned from outside onto a current-thread runtime: sits in its remote queue.
+    let rt = ct();
+    handles.push(rt.handle().spawn(async { 1 }));
+    drop(rt);
+    // Spawned by the block_on future: sits in the core's local queue when block_on returns.
+    let rt = ct();
+    let join = rt.block_on(async { Some(weft::spawn(async { 2 })) });
+    handles.push(join.expect("spawned"));
+    drop(rt);
+    // The multi-thread flavor, spawned from outside.
+    let rt = mt();
+    handles.push(rt.handle().spawn(async { 3 }));
+    drop(rt);
+    ct().block_on(async {
+        for (i, h) in handles.into_iter().enumerate() {
+            match weft::time::timeout(Duration::from_secs(60), h).await {
+                Ok(Ok(3)) if i == 2 => {} // the multi-thread worker may have run it first
+                Ok(Err(e)) => assert!(e.is_cancelled(), "handle {i}: {e}"),
+                Ok(Ok(v)) => panic!("handle {i}: the task ran ({v}) on a runtime that was dropped"),
+                Err(_) => panic!("handle {i}: the JoinHandle never completed"),
+            }
+        }
+    });
+}

@@ -109,3 +109,71 @@ async fn interval_ticks_exactly() {
     assert_eq!(at, expected);
     assert_eq!(start.elapsed(), Duration::from_secs(1));
 }
+
+/// Runs `f` on another thread; fails instead of hanging the test run if it takes over 60 s.
+fn within_a_minute(f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("the test body panicked (see above)"),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("hung: the runtime never finished"),
+    }
+}
+
+#[test]
+fn a_sleep_of_decades_does_not_stall_other_timers_after_a_long_advance() {
+    within_a_minute(|| {
+        paused_rt().block_on(async {
+            // ~22 years: far past the wheel's ~19 h reach, re-inserted as the clock moves.
+            let long = weft::spawn(time::sleep(Duration::from_millis(10 << 36)));
+            time::advance(Duration::from_millis((1 << 30) - 1)).await;
+            let start = Instant::now();
+            time::sleep(Duration::from_millis(10)).await;
+            assert_eq!(start.elapsed(), Duration::from_millis(10));
+            let mut first = Box::pin(time::sleep(Duration::from_millis(10)));
+            let mut second = Box::pin(time::sleep(Duration::from_millis(20)));
+            assert!(futures_poll_once(first.as_mut()).await.is_pending());
+            assert!(futures_poll_once(second.as_mut()).await.is_pending());
+            time::advance(Duration::from_millis(30)).await;
+            assert!(first.is_elapsed() && second.is_elapsed());
+            time::advance(Duration::from_millis(1 << 31)).await;
+            assert!(!long.is_finished(), "a 22-year sleep finished after ~37 days");
+            long.abort();
+        });
+    });
+}
+
+/// Polls `f` once (with the task's waker) and reports the result.
+async fn futures_poll_once<F: std::future::Future + Unpin>(mut f: F) -> std::task::Poll<F::Output> {
+    std::future::poll_fn(|cx| std::task::Poll::Ready(std::pin::Pin::new(&mut f).poll(cx))).await
+}
+
+#[test]
+fn duration_max_periods_and_resets_do_not_overflow() {
+    within_a_minute(|| {
+        paused_rt().block_on(async {
+            let mut forever = time::interval(Duration::MAX);
+            // The first tick is due at once, on the first poll.
+            assert!(futures_poll_once(Box::pin(forever.tick())).await.is_ready());
+            assert!(futures_poll_once(Box::pin(forever.tick())).await.is_pending());
+            forever.reset();
+            forever.reset_after(Duration::MAX);
+            let mut skip = time::interval(Duration::from_secs(1));
+            skip.set_missed_tick_behavior(time::MissedTickBehavior::Skip);
+            skip.tick().await;
+            time::advance(Duration::from_millis(3_500)).await;
+            let at = skip.tick().await;
+            assert_eq!(at.elapsed(), Duration::from_millis(2_500), "the missed tick at 1 s fires late");
+            let next = skip.tick().await;
+            assert_eq!(next.elapsed(), Duration::ZERO, "Skip resumes on the 1 s grid, at 4 s");
+            let start = Instant::now();
+            let year = Duration::from_secs(86_400 * 365);
+            assert!(time::timeout(year, time::sleep(Duration::MAX)).await.is_err(), "a Duration::MAX sleep completed");
+            assert_eq!(start.elapsed(), Duration::from_secs(86_400 * 365));
+        });
+    });
+}

@@ -6,7 +6,8 @@
 //!   actor from a boxed behaviour, tell, tell from inside a handler, ask, and the two
 //!   supervision scenarios); `workloads.rs` — each workload once, validating its output.
 //! * One file per peer, each on the runtime it needs: `weft_actor.rs` (weft), `tokio_tasks.rs`
-//!   (tokio; the baseline), `kameo.rs` and `ractor.rs` (tokio), `actix.rs` (actix-rt).
+//!   (tokio; the baseline) and `weft_tasks.rs` (its twin on weft, both instances of
+//!   `plain_tasks.rs`), `kameo.rs` and `ractor.rs` (tokio), `actix.rs` (actix-rt).
 //!
 //! # Fairness
 //! Rounds interleave the peers (round *i* runs every peer once per workload) on a fresh
@@ -22,6 +23,7 @@
 mod actix;
 pub mod adapter;
 mod kameo;
+mod plain_tasks;
 mod ractor;
 mod tokio_tasks;
 mod weft_actor;

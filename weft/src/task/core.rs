@@ -81,6 +81,7 @@ impl<T: Future, S> Cell<T, S> {
         id: Id,
         vtable: &'static Vtable,
         spawned_at: &'static std::panic::Location<'static>,
+        timed: bool,
     ) -> Box<Self> {
         Box::new(Cell {
             header: Header {
@@ -94,7 +95,7 @@ impl<T: Future, S> Cell<T, S> {
                 spawned_at,
             },
             core: Core { scheduler, stage: UnsafeCell::new(Stage::Running(future)) },
-            trailer: Trailer { waker: UnsafeCell::new(None), stats: TaskStats::new() },
+            trailer: Trailer { waker: UnsafeCell::new(None), stats: TaskStats::new(timed) },
         })
     }
 }

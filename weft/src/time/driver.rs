@@ -20,6 +20,9 @@ use crate::loom::sync::Mutex;
 use crate::runtime::driver::Unpark;
 
 const AWAKE: u64 = 0;
+/// Deadlines this close to the wheel's position (in ticks, 1 µs) are checked against the clock
+/// when they are registered (`register`).
+const DUE_CHECK_WINDOW_TICKS: u64 = 1_000;
 
 pub(crate) struct Handle {
     start: std::time::Instant,
@@ -85,9 +88,16 @@ impl Handle {
             let mut inner = lock(&self.inner);
             // SAFETY: entry is pinned and we hold the driver lock.
             let e = unsafe { entry.as_ref() };
+            // A deadline the wheel has not reached yet may still be due on the clock: the wheel
+            // lags the clock by the time since the driver last turned. Firing it here saves a
+            // driver round trip (and makes `interval`'s first tick ready on its first poll, as
+            // in tokio). Only deadlines within 1 ms of the wheel read the clock, so ordinary
+            // sleeps pay nothing for this.
+            let due = when <= inner.wheel.elapsed().saturating_add(DUE_CHECK_WINDOW_TICKS)
+                && deadline.into_std() <= self.clock.now();
             // SAFETY: `register`'s `# Safety` (entry live, pinned and not linked) plus the driver
             // lock held just above, as `insert` requires.
-            if unsafe { inner.wheel.insert(entry, when) }.is_err() {
+            if due || unsafe { inner.wheel.insert(entry, when) }.is_err() {
                 // SAFETY: lock held, entry unlinked.
                 drop(unsafe { e.mark_fired() });
                 return true;

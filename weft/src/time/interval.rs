@@ -20,16 +20,25 @@ pub enum MissedTickBehavior {
     Skip,
 }
 
+/// `at + d`, or an instant that never comes if that overflows (`Duration::MAX` periods and
+/// resets are allowed, as in tokio).
+fn after(at: Instant, d: Duration) -> Instant {
+    at.checked_add(d).unwrap_or_else(Instant::far_future)
+}
+
 impl MissedTickBehavior {
     fn next_timeout(self, timeout: Instant, now: Instant, period: Duration) -> Instant {
         match self {
-            MissedTickBehavior::Burst => timeout + period,
-            MissedTickBehavior::Delay => now + period,
+            MissedTickBehavior::Burst => after(timeout, period),
+            MissedTickBehavior::Delay => after(now, period),
             MissedTickBehavior::Skip => {
                 let late = now.saturating_duration_since(timeout).as_nanos();
-                let p = period.as_nanos();
-                let rem = (late % p) as u64;
-                now + period - Duration::from_nanos(rem)
+                let rem = late % period.as_nanos();
+                // `rem <= late`, a Duration's nanoseconds, and `rem < period`: no overflow, no
+                // underflow.
+                let rem = Duration::new((rem / 1_000_000_000) as u64, (rem % 1_000_000_000) as u32);
+                let to_next = period - rem;
+                after(now, to_next)
             }
         }
     }
@@ -66,10 +75,10 @@ impl Interval {
         std::task::ready!(self.delay.as_mut().poll(cx));
         let timeout = self.delay.deadline();
         let now = Instant::now();
-        let next = if now > timeout + Duration::from_millis(5) {
+        let next = if now.saturating_duration_since(timeout) > Duration::from_millis(5) {
             self.missed_tick_behavior.next_timeout(timeout, now, self.period)
         } else {
-            timeout + self.period
+            after(timeout, self.period)
         };
         self.delay.as_mut().reset(next);
         Poll::Ready(timeout)
@@ -77,7 +86,7 @@ impl Interval {
 
     /// Restarts the schedule: the next tick is one period from now.
     pub fn reset(&mut self) {
-        self.delay.as_mut().reset(Instant::now() + self.period);
+        self.delay.as_mut().reset(after(Instant::now(), self.period));
     }
 
     /// The next tick completes immediately.
@@ -85,8 +94,8 @@ impl Interval {
         self.delay.as_mut().reset(Instant::now());
     }
 
-    pub fn reset_after(&mut self, after: Duration) {
-        self.delay.as_mut().reset(Instant::now() + after);
+    pub fn reset_after(&mut self, delay: Duration) {
+        self.delay.as_mut().reset(after(Instant::now(), delay));
     }
 
     pub fn reset_at(&mut self, deadline: Instant) {

@@ -2,7 +2,8 @@
 //!
 //! Level `l` slot `s` covers ticks `[s·64^l, (s+1)·64^l)` within the level's current window of
 //! `64^(l+1)` ticks, so the wheel spans 64^6 µs ≈ 19 hours; later deadlines are clamped to
-//! the last slot and re-inserted when it comes round (they never fire early).
+//! the last slot it can tell apart (`reach`) and re-inserted when it comes round (they never
+//! fire early).
 //!
 //! Why 1 µs and not tokio's 1 ms: with the I/O driver waiting with nanosecond timeouts
 //! (`runtime/io/epoll.rs`), the tick is what bounds timer lateness; 1 ms ticks made every
@@ -77,9 +78,13 @@ impl Wheel {
         if when <= self.elapsed {
             return Err(());
         }
-        // Deadlines beyond the wheel's span sit in the last reachable slot and are re-inserted
-        // when it comes due (the entry keeps its real deadline).
-        let pos = when.min(self.elapsed + MAX_SPAN - 1);
+        // Deadlines beyond the wheel's reach sit in the last slot it can tell apart and are
+        // re-inserted when it comes due (the entry keeps its real deadline). That reach ends
+        // just before the current top-level slot comes round again: a position there would
+        // share the current slot's index and read as due now, and re-inserting it from the
+        // due slot would put it straight back — an endless loop (tokio's test
+        // `long_wait_sleep_does_not_corrupt_wheel` found it).
+        let pos = when.min(reach(self.elapsed));
         let level = level_for(self.elapsed, pos);
         let slot = slot_for(pos, level);
         // SAFETY: `insert`'s `# Safety`: `entry` is live and pinned; its wheel fields are guarded
@@ -185,6 +190,15 @@ impl Level {
         }
         Some(Expiration { level, slot, deadline: deadline.max(elapsed) })
     }
+}
+
+/// The last tick that `insert` can place exactly, seen from `elapsed`: one top-level window
+/// ahead of the start of the current top-level slot, minus one. It is always at least
+/// `MAX_SPAN - MAX_SPAN / 64` ticks (~18.7 hours) ahead, so a long deadline is re-inserted at
+/// most once per ~18.7 hours of clock and each re-insertion moves it to a later slot.
+fn reach(elapsed: u64) -> u64 {
+    let top_slot = 1u64 << (SLOT_BITS as usize * (LEVELS - 1));
+    (elapsed & !(top_slot - 1)).saturating_add(MAX_SPAN - 1)
 }
 
 fn level_for(elapsed: u64, when: u64) -> usize {
@@ -295,6 +309,56 @@ mod tests {
         let mut sorted = whens.clone();
         sorted.sort();
         assert_eq!(fired, sorted);
+    }
+
+    /// Runs `f` on another thread and fails (instead of hanging the test run) if it does not
+    /// finish within 60 s.
+    fn finishes<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(f()).unwrap());
+        rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the wheel looped: advance never returned")
+    }
+
+    #[test]
+    fn deadlines_past_the_reach_from_mid_slot_fire_exactly_and_never_loop() {
+        let fired = finishes(|| {
+            // The clock is in the middle of top-level slot 5, where a deadline one span ahead
+            // has the current slot's index.
+            let start = 5 * (MAX_SPAN / 64) + 1_000;
+            let whens = [start + MAX_SPAN - 500, start + 10 * MAX_SPAN, start + 10_000, start + 2 * MAX_SPAN + 7];
+            let es = entries(whens.len());
+            let mut wheel = Wheel::new();
+            wheel.advance(start, |_| unreachable!("nothing is linked yet"));
+            for (e, &w) in es.iter().zip(&whens) {
+                // SAFETY: the entries are pinned in `es`, live for the whole closure, unlinked.
+                unsafe { wheel.insert(ptr(e), w).unwrap() };
+            }
+            let mut fired = Vec::new();
+            let mut sorted = whens.to_vec();
+            sorted.sort();
+            for &w in &sorted {
+                // Just before each deadline: nothing more fires; at it: exactly that one.
+                // SAFETY: fired entries are live (pinned in `es`).
+                wheel.advance(w - 1, |e| fired.push((w - 1, unsafe { e.as_ref().when() })));
+                // SAFETY: as above.
+                wheel.advance(w, |e| fired.push((w, unsafe { e.as_ref().when() })));
+            }
+            assert!(wheel.next_expiration().is_none());
+            (fired, sorted)
+        });
+        let (fired, sorted) = fired;
+        assert_eq!(fired, sorted.iter().map(|&w| (w, w)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn reach_is_at_least_most_of_a_span_ahead_and_never_in_the_current_top_slot() {
+        let top = MAX_SPAN / 64;
+        for elapsed in [0, 1, top - 1, top, 5 * top + 1_000, 63 * top + 5, MAX_SPAN + 17 * top + 3] {
+            let r = reach(elapsed);
+            assert!(r - elapsed >= MAX_SPAN - top, "elapsed {elapsed}");
+            assert!(r - elapsed < MAX_SPAN, "elapsed {elapsed}");
+            assert_ne!(slot_for(r, LEVELS - 1), slot_for(elapsed, LEVELS - 1), "elapsed {elapsed}");
+        }
     }
 
     #[test]

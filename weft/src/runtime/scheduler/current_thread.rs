@@ -257,14 +257,16 @@ impl Handle {
         }
         let _enter = context::enter(crate::runtime::scheduler::Handle::CurrentThread(this.clone()));
         this.owned.close_and_shutdown_all();
+        // Queued tasks that were never polled are not in the owned list: cancelling their
+        // `Runnable`s is what completes their `JoinHandle`s (dropping them would leave the
+        // handles pending forever). Bound ones were cancelled just above; theirs is a no-op.
         let remote = lock(&this.inject).take();
-        drop(remote);
+        for task in remote.into_iter().flatten() {
+            task.shutdown();
+        }
         let core = lock(&this.core).take();
         if let Some(mut core) = core {
-            core.tasks.clear();
-            if let Some(mut driver) = core.driver.take() {
-                driver.shutdown(&this.driver);
-            }
+            core.shutdown(&this.driver);
         }
         // A `block_on` on another thread may still hold the core; it finds the scheduler
         // shut down and the driver is stopped when that core comes back (`CoreGuard`).
