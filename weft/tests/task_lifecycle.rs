@@ -337,3 +337,89 @@ async fn macro_test_multi_thread() {
     assert_eq!(h.num_workers(), 3);
     assert_eq!(weft::spawn(async { 3 }).await.unwrap(), 3);
 }
+
+/// Records `task::try_id()` when dropped.
+struct RecordsIdOnDrop(Arc<std::sync::Mutex<Vec<Option<weft::task::Id>>>>);
+
+impl Drop for RecordsIdOnDrop {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().push(weft::task::try_id());
+    }
+}
+
+/// A task's future and output are dropped with the task's id current, on every path: the
+/// future at completion and at abort, the output by the task (handle gone first) or by the
+/// `JoinHandle` (dropped after completion). tokio's `task_id` tests check the same.
+#[test]
+fn futures_and_outputs_are_dropped_with_their_task_id_current() {
+    let rt = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        // Future dropped at completion.
+        let guard = RecordsIdOnDrop(seen.clone());
+        let h = weft::spawn(async move {
+            let _keep = &guard;
+        });
+        let completed_id = h.id();
+        h.await.unwrap();
+        // Future dropped at abort.
+        let guard = RecordsIdOnDrop(seen.clone());
+        let h = weft::spawn(async move {
+            let _keep = &guard;
+            std::future::pending::<()>().await
+        });
+        let aborted_id = h.id();
+        weft::task::yield_now().await;
+        h.abort();
+        assert!(h.await.unwrap_err().is_cancelled());
+        // Output dropped by the task: its handle was dropped before it completed.
+        let (tx, rx) = weft::sync::oneshot::channel::<()>();
+        let out = RecordsIdOnDrop(seen.clone());
+        let h = weft::spawn(async move {
+            let _ = rx.await;
+            out
+        });
+        let detached_id = h.id();
+        drop(h);
+        tx.send(()).unwrap();
+        // Output dropped by the JoinHandle, after completion.
+        let out = RecordsIdOnDrop(seen.clone());
+        let h = weft::spawn(async move { out });
+        let joined_id = h.id();
+        while !h.is_finished() {
+            weft::task::yield_now().await;
+        }
+        for _ in 0..10 {
+            weft::task::yield_now().await; // let the detached task finish too
+        }
+        drop(h);
+        let got = seen.lock().unwrap().clone();
+        assert_eq!(got, vec![Some(completed_id), Some(aborted_id), Some(detached_id), Some(joined_id)]);
+    });
+}
+
+/// A `LocalSet` kept in a `thread_local!` is dropped while its thread exits, possibly after
+/// weft's own thread-locals: it must cancel its tasks without touching them (this aborted the
+/// process: "thread local panicked on drop"; tokio's `localset_in_thread_local`).
+#[test]
+fn a_local_set_in_a_thread_local_is_dropped_at_thread_exit() {
+    thread_local! {
+        static SET: LocalSet = LocalSet::new();
+    }
+    let drops = DropCounter::new();
+    let token = drops.token();
+    std::thread::spawn(move || {
+        let rt = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        SET.with(|set| {
+            set.spawn_local(async {});
+            rt.block_on(set.run_until(async {}));
+            set.spawn_local(async move {
+                let _token = token;
+                std::future::pending::<()>().await
+            });
+        });
+    })
+    .join()
+    .expect("the thread exited cleanly");
+    assert_eq!(drops.count(), 1, "the pending task's future was dropped at thread exit");
+}

@@ -224,3 +224,21 @@ impl Drop for TaskGuard {
         let _ = CONTEXT.try_with(|c| c.task_id.set(self.prev_id));
     }
 }
+
+/// Makes `id` the current task id (no coop budget) while a task's future or output is dropped
+/// outside a poll: at completion, cancellation, or by its `JoinHandle`.
+pub(crate) struct TaskIdGuard {
+    prev_id: Option<Id>,
+}
+
+impl TaskIdGuard {
+    pub(crate) fn enter(id: Id) -> TaskIdGuard {
+        TaskIdGuard { prev_id: CONTEXT.try_with(|c| c.task_id.replace(Some(id))).ok().flatten() }
+    }
+}
+
+impl Drop for TaskIdGuard {
+    fn drop(&mut self) {
+        let _ = CONTEXT.try_with(|c| c.task_id.set(self.prev_id));
+    }
+}

@@ -206,13 +206,24 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
         true
     }
 
+    /// Drops the future or output in the stage, with the task's id current so that their
+    /// destructors can call `task::id()` (as under tokio).
+    ///
+    /// # Safety
+    /// As `Core::set_stage`: the caller holds `RUNNING`, or owns the stage after `COMPLETE`.
+    unsafe fn consume_stage(&self) {
+        let _id = crate::runtime::context::TaskIdGuard::enter(self.header().id());
+        // SAFETY: this function's `# Safety` is `set_stage`'s.
+        unsafe { self.core().set_stage(Stage::Consumed) }
+    }
+
     /// Replaces the stage (dropping the future) with the output; a panicking future drop is
     /// recorded as the task's panic.
     fn store_output(&self, out: Result<T::Output, JoinError>) {
         let core = self.core();
         let dropped = catch_unwind(AssertUnwindSafe(|| {
             // SAFETY: we hold RUNNING.
-            unsafe { core.set_stage(Stage::Consumed) }
+            unsafe { self.consume_stage() }
         }));
         let out = match dropped {
             Ok(()) => out,
@@ -240,7 +251,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                 // Nobody will read the output.
                 // SAFETY: COMPLETE is set and JOIN_INTEREST is clear, so no JoinHandle will
                 // touch the stage again: the completer is its only user.
-                unsafe { self.core().set_stage(Stage::Consumed) };
+                unsafe { self.consume_stage() };
             } else if snapshot.is_join_waker_set() {
                 // JOIN_WAKER set: the slot is ours until we clear it.
                 self.trailer().waker.with(|ptr| {
@@ -377,7 +388,7 @@ unsafe fn drop_join_handle_slow<T: Future + 'static, S: Schedule>(ptr: NonNull<H
     if complete {
         // The task finished before the handle went away: dropping the output is our job.
         // SAFETY: COMPLETE and we were the join handle: exclusive access to the stage.
-        let _ = catch_unwind(AssertUnwindSafe(|| unsafe { harness.core().set_stage(Stage::Consumed) }));
+        let _ = catch_unwind(AssertUnwindSafe(|| unsafe { harness.consume_stage() }));
     }
     if owns_waker {
         // SAFETY: we cleared JOIN_WAKER before completion: the slot is ours.

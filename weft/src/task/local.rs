@@ -124,6 +124,12 @@ impl Enter {
     fn new(cx: &Rc<LocalContext>) -> Enter {
         Enter(CURRENT.with(|c| c.replace(Some(cx.clone()))))
     }
+
+    /// As `new`, or `None` when this thread's local context is already destroyed (a
+    /// `LocalSet` kept in a `thread_local!` is dropped while the thread exits).
+    fn try_new(cx: &Rc<LocalContext>) -> Option<Enter> {
+        CURRENT.try_with(|c| c.replace(Some(cx.clone()))).ok().map(Enter)
+    }
 }
 
 impl Drop for Enter {
@@ -243,7 +249,9 @@ impl Default for LocalSet {
 
 impl Drop for LocalSet {
     fn drop(&mut self) {
-        let _enter = Enter::new(&self.cx);
+        // Entered so that the tasks' destructors see their set; at thread exit the context
+        // may be gone, and the tasks are cancelled without it.
+        let _enter = Enter::try_new(&self.cx);
         // Cancel every task here, on the owner thread: their futures may be !Send.
         self.cx.shared.owned.close_and_shutdown_all();
         let remote = lock(&self.cx.shared.remote).take();
