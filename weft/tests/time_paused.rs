@@ -177,3 +177,22 @@ fn duration_max_periods_and_resets_do_not_overflow() {
         });
     });
 }
+
+#[test]
+fn no_auto_advance_while_a_blocking_closure_runs_and_it_resumes_after() {
+    within_a_minute(|| {
+        paused_rt().block_on(async {
+            let start = Instant::now();
+            let blocking = weft::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(50)));
+            // The runtime is idle meanwhile; auto-advance would fire this timeout at once.
+            let res = time::timeout(Duration::from_millis(1), blocking).await;
+            assert!(res.is_ok(), "auto-advance fired a timeout around a running blocking closure");
+            assert_eq!(start.elapsed(), Duration::ZERO);
+            // A detached closure holds the clock too, and its end lets auto-advance go on (the
+            // hour passes at once on the paused clock, not in real time).
+            drop(weft::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(20))));
+            time::sleep(Duration::from_secs(3600)).await;
+            assert_eq!(start.elapsed(), Duration::from_secs(3600));
+        });
+    });
+}

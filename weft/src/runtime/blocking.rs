@@ -167,6 +167,32 @@ struct BlockingTask<F> {
     handle: scheduler::Handle,
     /// When `spawn_blocking` queued it (for the queue-latency histogram, `runtime/metrics`).
     queued_at: Instant,
+    /// Holds a paused clock's auto-advance until the closure has run (or the task is dropped).
+    #[cfg(feature = "test-util")]
+    inhibit: Option<InhibitAutoAdvance>,
+}
+
+/// `test-util`: while alive, the runtime's paused clock does not auto-advance (`time/clock.rs`);
+/// dropping it allows it again and unparks the driver so that an idle runtime re-checks.
+#[cfg(feature = "test-util")]
+struct InhibitAutoAdvance(scheduler::Handle);
+
+#[cfg(feature = "test-util")]
+impl InhibitAutoAdvance {
+    fn new(handle: &scheduler::Handle) -> Option<InhibitAutoAdvance> {
+        handle.driver().time()?.clock.inhibit_auto_advance();
+        Some(InhibitAutoAdvance(handle.clone()))
+    }
+}
+
+#[cfg(feature = "test-util")]
+impl Drop for InhibitAutoAdvance {
+    fn drop(&mut self) {
+        if let Some(time) = self.0.driver().time() {
+            time.clock.allow_auto_advance();
+        }
+        self.0.driver().unpark();
+    }
 }
 
 impl<F> Unpin for BlockingTask<F> {}
@@ -179,7 +205,11 @@ impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
         let _enter = context::enter(self.handle.clone());
         // Unconstrained: blocking code may drive leaf futures via `Handle::block_on`.
         let _budget = crate::task::coop::BudgetGuard::new(None);
-        Poll::Ready(f())
+        let out = f();
+        // Before the task completes and wakes its joiner, which then sees the clock free.
+        #[cfg(feature = "test-util")]
+        drop(self.inhibit.take());
+        Poll::Ready(out)
     }
 }
 
@@ -216,7 +246,15 @@ impl BlockingPool {
         R: Send + 'static,
     {
         let queued_at = Instant::now();
-        let task = BlockingTask { f: Some(f), handle, queued_at };
+        #[cfg(feature = "test-util")]
+        let inhibit = InhibitAutoAdvance::new(&handle);
+        let task = BlockingTask {
+            f: Some(f),
+            handle,
+            queued_at,
+            #[cfg(feature = "test-util")]
+            inhibit,
+        };
         let (notified, join) = crate::task::new_task(task, BlockingSchedule, crate::task::Id::next());
         let mut state = lock(&self.inner.state);
         if state.shutdown {

@@ -9,6 +9,11 @@
 //! Paused state: `base` is the clock's reading at the last pause/advance, `unfrozen` the
 //! real instant it was last resumed at (`None` while paused). Running: now = base +
 //! (real now − unfrozen). Paused: now = base.
+//!
+//! Auto-advance is inhibited while any `spawn_blocking` closure of the runtime is queued or
+//! running (`inhibit`, counted by `runtime/blocking.rs`): the blocking code runs on real
+//! time, so jumping the paused clock to the next timer meanwhile would fire a `timeout`
+//! around it spuriously (as tokio does). Its end unparks the driver to re-check.
 
 #[cfg(feature = "test-util")]
 pub(crate) use paused::*;
@@ -56,6 +61,8 @@ mod paused {
     struct Inner {
         /// False on the multi-thread runtime: pausing is refused there (as in tokio).
         enable_pausing: bool,
+        /// Blocking closures queued or running: auto-advance waits while any is.
+        inhibit: usize,
         base: std::time::Instant,
         unfrozen: Option<std::time::Instant>,
     }
@@ -64,7 +71,8 @@ mod paused {
         /// Panics (with tokio's message) if `start_paused` on a runtime that cannot pause.
         pub(crate) fn new(enable_pausing: bool, start_paused: bool) -> Clock {
             let now = std::time::Instant::now();
-            let clock = Clock { inner: Mutex::new(Inner { enable_pausing, base: now, unfrozen: Some(now) }) };
+            let clock =
+                Clock { inner: Mutex::new(Inner { enable_pausing, inhibit: 0, base: now, unfrozen: Some(now) }) };
             if start_paused {
                 if let Err(msg) = clock.pause() {
                     panic!("{msg}");
@@ -104,12 +112,20 @@ mod paused {
             Ok(())
         }
 
-        pub(crate) fn is_paused(&self) -> bool {
-            lock(&self.inner).unfrozen.is_none()
+        pub(crate) fn can_auto_advance(&self) -> bool {
+            let inner = lock(&self.inner);
+            inner.unfrozen.is_none() && inner.inhibit == 0
         }
 
-        pub(crate) fn can_auto_advance(&self) -> bool {
-            self.is_paused()
+        /// A blocking closure was queued: no auto-advance until `allow_auto_advance`.
+        pub(crate) fn inhibit_auto_advance(&self) {
+            lock(&self.inner).inhibit += 1;
+        }
+
+        /// A blocking closure finished (or was cancelled).
+        pub(crate) fn allow_auto_advance(&self) {
+            let mut inner = lock(&self.inner);
+            inner.inhibit = inner.inhibit.checked_sub(1).expect("allow_auto_advance without inhibit_auto_advance");
         }
 
         pub(crate) fn advance(&self, d: Duration) -> Result<(), &'static str> {
