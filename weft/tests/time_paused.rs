@@ -183,10 +183,14 @@ fn no_auto_advance_while_a_blocking_closure_runs_and_it_resumes_after() {
     within_a_minute(|| {
         paused_rt().block_on(async {
             let start = Instant::now();
-            let blocking = weft::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(50)));
-            // The runtime is idle meanwhile; auto-advance would fire this timeout at once.
-            let res = time::timeout(Duration::from_millis(1), blocking).await;
-            assert!(res.is_ok(), "auto-advance fired a timeout around a running blocking closure");
+            // The runtime is idle meanwhile; auto-advance would fire each timeout at once. Many
+            // rounds: the hold must last until the joiner is woken, not just until the closure
+            // returns (the runtime could advance in between).
+            for _ in 0..50 {
+                let blocking = weft::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(2)));
+                let res = time::timeout(Duration::from_millis(1), blocking).await;
+                assert!(res.is_ok(), "auto-advance fired a timeout around a running blocking closure");
+            }
             assert_eq!(start.elapsed(), Duration::ZERO);
             // A detached closure holds the clock too, and its end lets auto-advance go on (the
             // hour passes at once on the paused clock, not in real time).

@@ -143,7 +143,47 @@ impl State {
 
 /// The `Schedule` of blocking tasks. Their future completes in its first poll, so they are
 /// never woken, never go idle and never join an owned list.
-pub(crate) struct BlockingSchedule;
+pub(crate) struct BlockingSchedule {
+    /// Holds a paused clock's auto-advance until the task has completed and woken its joiner.
+    #[cfg(feature = "test-util")]
+    inhibit: Option<InhibitAutoAdvance>,
+}
+
+/// `test-util`: while held, the runtime's paused clock does not auto-advance (`time/clock.rs`).
+/// Released by `release` (once the task completed and woke its joiner: released earlier, the
+/// idle runtime could auto-advance past a `timeout` around the closure before the joiner is
+/// woken) or, for a task dropped without completing, by `Drop`. Releasing unparks the driver
+/// so that an idle runtime re-checks.
+#[cfg(feature = "test-util")]
+struct InhibitAutoAdvance {
+    handle: scheduler::Handle,
+    released: crate::loom::sync::atomic::AtomicBool,
+}
+
+#[cfg(feature = "test-util")]
+impl InhibitAutoAdvance {
+    fn new(handle: &scheduler::Handle) -> Option<InhibitAutoAdvance> {
+        handle.driver().time()?.clock.inhibit_auto_advance();
+        Some(InhibitAutoAdvance { handle: handle.clone(), released: crate::loom::sync::atomic::AtomicBool::new(false) })
+    }
+
+    fn release(&self) {
+        if self.released.swap(true, crate::loom::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        if let Some(time) = self.handle.driver().time() {
+            time.clock.allow_auto_advance();
+        }
+        self.handle.driver().unpark();
+    }
+}
+
+#[cfg(feature = "test-util")]
+impl Drop for InhibitAutoAdvance {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
 
 impl Schedule for BlockingSchedule {
     fn schedule(&self, task: Runnable<Self>) {
@@ -153,6 +193,11 @@ impl Schedule for BlockingSchedule {
         task.shutdown();
     }
     fn release(&self, _task: TaskRef<'_>) -> Option<Task<Self>> {
+        // Called by the completing thread after it woke the joiner.
+        #[cfg(feature = "test-util")]
+        if let Some(inhibit) = &self.inhibit {
+            inhibit.release();
+        }
         None
     }
     fn bind(&self, task: Task<Self>) -> bool {
@@ -167,32 +212,6 @@ struct BlockingTask<F> {
     handle: scheduler::Handle,
     /// When `spawn_blocking` queued it (for the queue-latency histogram, `runtime/metrics`).
     queued_at: Instant,
-    /// Holds a paused clock's auto-advance until the closure has run (or the task is dropped).
-    #[cfg(feature = "test-util")]
-    inhibit: Option<InhibitAutoAdvance>,
-}
-
-/// `test-util`: while alive, the runtime's paused clock does not auto-advance (`time/clock.rs`);
-/// dropping it allows it again and unparks the driver so that an idle runtime re-checks.
-#[cfg(feature = "test-util")]
-struct InhibitAutoAdvance(scheduler::Handle);
-
-#[cfg(feature = "test-util")]
-impl InhibitAutoAdvance {
-    fn new(handle: &scheduler::Handle) -> Option<InhibitAutoAdvance> {
-        handle.driver().time()?.clock.inhibit_auto_advance();
-        Some(InhibitAutoAdvance(handle.clone()))
-    }
-}
-
-#[cfg(feature = "test-util")]
-impl Drop for InhibitAutoAdvance {
-    fn drop(&mut self) {
-        if let Some(time) = self.0.driver().time() {
-            time.clock.allow_auto_advance();
-        }
-        self.0.driver().unpark();
-    }
 }
 
 impl<F> Unpin for BlockingTask<F> {}
@@ -205,11 +224,7 @@ impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
         let _enter = context::enter(self.handle.clone());
         // Unconstrained: blocking code may drive leaf futures via `Handle::block_on`.
         let _budget = crate::task::coop::BudgetGuard::new(None);
-        let out = f();
-        // Before the task completes and wakes its joiner, which then sees the clock free.
-        #[cfg(feature = "test-util")]
-        drop(self.inhibit.take());
-        Poll::Ready(out)
+        Poll::Ready(f())
     }
 }
 
@@ -246,16 +261,12 @@ impl BlockingPool {
         R: Send + 'static,
     {
         let queued_at = Instant::now();
-        #[cfg(feature = "test-util")]
-        let inhibit = InhibitAutoAdvance::new(&handle);
-        let task = BlockingTask {
-            f: Some(f),
-            handle,
-            queued_at,
+        let schedule = BlockingSchedule {
             #[cfg(feature = "test-util")]
-            inhibit,
+            inhibit: InhibitAutoAdvance::new(&handle),
         };
-        let (notified, join) = crate::task::new_task(task, BlockingSchedule, crate::task::Id::next());
+        let task = BlockingTask { f: Some(f), handle, queued_at };
+        let (notified, join) = crate::task::new_task(task, schedule, crate::task::Id::next());
         let mut state = lock(&self.inner.state);
         if state.shutdown {
             drop(state);

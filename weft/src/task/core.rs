@@ -81,7 +81,8 @@ impl<T: Future, S> Cell<T, S> {
         id: Id,
         vtable: &'static Vtable,
         spawned_at: &'static std::panic::Location<'static>,
-        timed: bool,
+        time_polls: bool,
+        time_schedules: bool,
     ) -> Box<Self> {
         Box::new(Cell {
             header: Header {
@@ -95,7 +96,7 @@ impl<T: Future, S> Cell<T, S> {
                 spawned_at,
             },
             core: Core { scheduler, stage: UnsafeCell::new(Stage::Running(future)) },
-            trailer: Trailer { waker: UnsafeCell::new(None), stats: TaskStats::new(timed) },
+            trailer: Trailer { waker: UnsafeCell::new(None), stats: TaskStats::new(time_polls, time_schedules) },
         })
     }
 }

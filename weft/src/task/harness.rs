@@ -99,8 +99,9 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     /// With the schedule-latency histogram on, records that the task is being submitted now
     /// (the caller is its only submitter: it won the transition to `NOTIFIED`).
     fn stamp_scheduled(&self) {
-        if self.core().scheduler.time_schedules() {
-            self.trailer().stats.mark_scheduled();
+        let stats = &self.trailer().stats;
+        if stats.times_schedules() {
+            stats.mark_scheduled();
         }
     }
 
@@ -116,12 +117,12 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
             TransitionToRunning::Success => {
                 let stats = &self.trailer().stats;
                 stats.count_poll();
-                if self.core().scheduler.time_schedules() {
+                if stats.times_schedules() {
                     if let Some(latency) = stats.take_schedule_latency() {
                         self.core().scheduler.record_schedule_latency(latency);
                     }
                 }
-                let done = if self.core().scheduler.time_polls() {
+                let done = if stats.times_polls() {
                     let started = std::time::Instant::now();
                     let done = self.poll_future();
                     let took = started.elapsed();

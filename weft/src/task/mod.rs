@@ -113,12 +113,13 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     fn task_terminated(&self) {}
 
     /// Whether polls are timed for the per-task statistics (`stats.rs`): true only when the
-    /// runtime times polls anyway (the poll-time histogram is on).
+    /// runtime times polls anyway (the poll-time histogram is on). Asked once, at spawn.
     fn time_polls(&self) -> bool {
         false
     }
 
     /// Whether wake → poll latencies are measured (the schedule-latency histogram is on).
+    /// Asked once, at spawn.
     fn time_schedules(&self) -> bool {
         false
     }

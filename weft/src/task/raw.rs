@@ -61,8 +61,8 @@ where
     T: Future + 'static,
     S: Schedule,
 {
-    let timed = scheduler.time_polls() || scheduler.time_schedules();
-    let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>(), spawned_at, timed);
+    let (polls, schedules) = (scheduler.time_polls(), scheduler.time_schedules());
+    let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>(), spawned_at, polls, schedules);
     let ptr = NonNull::from(Box::leak(cell)).cast::<Header>();
     // SAFETY: `State::new` starts the count at two references, one for each value built
     // here; the cell is a `Cell<T, S>`, so `S` is its scheduler type.

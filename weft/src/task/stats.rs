@@ -53,6 +53,10 @@ pub(crate) struct TaskStats {
 
 /// The fields only a timing runtime fills.
 struct TimedStats {
+    /// The runtime times polls (poll-time histogram on).
+    polls: bool,
+    /// The runtime measures wake → poll latency (schedule-latency histogram on).
+    schedules: bool,
     /// Total poll time in nanoseconds.
     poll_nanos: AtomicU64,
     /// Longest poll in microseconds, saturating.
@@ -108,19 +112,35 @@ pub(crate) struct StatsSnapshot {
 }
 
 impl TaskStats {
-    /// `timed`: the runtime times polls or schedules (see the module comment, "Size").
-    pub(crate) fn new(timed: bool) -> TaskStats {
+    /// `time_polls`, `time_schedules`: the runtime's poll-time and schedule-latency
+    /// histograms are on (see the module comment, "Size"). Copied here at spawn so that a poll
+    /// asks the task, on a line it touches anyway, and not the scheduler's shared metrics.
+    pub(crate) fn new(time_polls: bool, time_schedules: bool) -> TaskStats {
         TaskStats {
             polls: AtomicU32::new(0),
             bound_at_millis: AtomicU32::new(0),
-            timed: timed.then(|| {
+            timed: (time_polls || time_schedules).then(|| {
                 Box::new(TimedStats {
+                    polls: time_polls,
+                    schedules: time_schedules,
                     poll_nanos: AtomicU64::new(0),
                     max_poll_micros: AtomicU32::new(0),
                     scheduled_at_nanos: AtomicU64::new(0),
                 })
             }),
         }
+    }
+
+    /// Whether this task's polls are timed.
+    #[inline]
+    pub(crate) fn times_polls(&self) -> bool {
+        self.timed.as_ref().is_some_and(|t| t.polls)
+    }
+
+    /// Whether this task's wake → poll latencies are measured.
+    #[inline]
+    pub(crate) fn times_schedules(&self) -> bool {
+        self.timed.as_ref().is_some_and(|t| t.schedules)
     }
 
     /// The task is being submitted to a run queue now (by its only submitter).
@@ -187,7 +207,7 @@ mod tests {
     #[test]
     fn untimed_stats_are_16_bytes_and_count_polls() {
         assert_eq!(std::mem::size_of::<TaskStats>(), 16);
-        let s = TaskStats::new(false);
+        let s = TaskStats::new(false, false);
         s.count_poll();
         s.count_poll();
         s.add_poll_time(Duration::from_millis(5));
@@ -200,7 +220,8 @@ mod tests {
 
     #[test]
     fn timed_stats_sum_poll_times_and_take_the_schedule_stamp_once() {
-        let s = TaskStats::new(true);
+        let s = TaskStats::new(true, true);
+        assert!(s.times_polls() && s.times_schedules());
         s.add_poll_time(Duration::from_micros(300));
         s.add_poll_time(Duration::from_micros(700));
         s.mark_scheduled();
@@ -213,7 +234,7 @@ mod tests {
 
     #[test]
     fn the_poll_count_saturates() {
-        let s = TaskStats::new(false);
+        let s = TaskStats::new(false, false);
         s.polls.store(u32::MAX - 1, Relaxed);
         s.count_poll();
         s.count_poll();
