@@ -144,3 +144,17 @@ impl<T: Future, S> Core<T, S> {
         })
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    /// A small task's cell stays in a 128-byte malloc chunk (see `stats.rs`, "Size").
+    #[test]
+    fn a_small_tasks_cell_is_at_most_120_bytes() {
+        fn cell_size<F: std::future::Future>(_f: &F) -> usize {
+            std::mem::size_of::<super::Cell<F, std::sync::Arc<crate::runtime::scheduler::current_thread::Handle>>>()
+        }
+        let i = 5u64;
+        let size = cell_size(&async move { i });
+        assert!(size <= 120, "cell of `async move {{ i }}`: {size} bytes");
+    }
+}

@@ -13,7 +13,10 @@ pub struct JoinError {
 
 enum Repr {
     Cancelled,
-    Panic(SyncPayload),
+    /// Boxed once more so that `JoinError` is two words: a small task's output slot
+    /// (`Result<T, JoinError>`) then keeps its cell under 121 bytes (`task/stats.rs`, "Size").
+    /// The extra allocation happens only when a task panics.
+    Panic(Box<SyncPayload>),
 }
 
 /// A panic payload made `Sync` by never handing out `&` access to it.
@@ -42,7 +45,7 @@ impl JoinError {
     }
 
     pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> JoinError {
-        JoinError { id, repr: Repr::Panic(SyncPayload(payload)) }
+        JoinError { id, repr: Repr::Panic(Box::new(SyncPayload(payload))) }
     }
 
     /// True when the task was aborted or dropped by runtime shutdown.

@@ -20,48 +20,56 @@
 //! * With the schedule-latency histogram on, the thread submitting a woken task stamps the
 //!   time here and the poller turns the stamp into a wake → poll latency.
 //!
-//! # Size: 16 bytes per task
-//! The always-on part is two `u32`s (poll count, saturating at `u32::MAX`; bind time) and a
-//! pointer. The timed fields (poll time, longest poll, schedule stamp: 20 bytes) live in a
-//! separate allocation made at spawn only when the runtime times polls or schedules, which are
-//! opt-in and documented as costing a clock read per poll anyway.
+//! # Size: 8 bytes per task
+//! One word (`TaskStats`): for a runtime that neither times polls nor schedules (the default),
+//! the poll count (31 bits, saturating at 2^31 − 1) and the bind time packed together; for one
+//! that does, the address of a box holding every field, allocated at spawn (those histograms
+//! are opt-in and documented as costing a clock read per poll anyway).
 //!
-//! Rejected: all fields inline (32 bytes, as first built): the cell of a small task is then
-//! 152 bytes. Measured cost of the statistics with callgrind (deterministic instruction
-//! counts; 100,000 `spawn`s of `async move { i }` joined on a current-thread runtime, a
-//! throwaway program): 925 instructions per task before they existed, 1,046 with 32 bytes,
-//! 1,115 with 16 bytes and the cell built in place. The cell of that task is 136 bytes here,
-//! so its malloc chunk (144) is past glibc's 128-byte fastbin limit: with thousands of tasks
-//! freed at once, `free` coalesces (`unlink_chunk`, +23 instructions per task) and the cell
-//! move becomes a `memcpy` call. Getting back under 121 bytes needs 16 more bytes out of the
-//! cell (a 16-byte `JoinError` shrinks the stage; the timed box pointer must leave the
-//! trailer): not done yet. A `u64` poll count would cost another 8 bytes (padding) for a
-//! count that only saturates after 4.29 billion polls of one task.
+//! Why so tight: a small task's cell (header 64 bytes, scheduler handle and output slot 32 —
+//! `JoinError` is two words for this — join waker 16, this word 8) is then 120 bytes, a
+//! 128-byte malloc chunk (a unit test holds it there). Past 120 the chunk is 144 bytes, over
+//! glibc's 128-byte fastbin limit, and the cell is moved into its box with a `memcpy` call.
+//!
+//! Rejected: all fields inline (32 bytes, as first built; cell 152 bytes) and then 16 bytes
+//! (`u32` count, `u32` bind time, a pointer to the timed fields; cell 136). Measured with
+//! callgrind (deterministic instruction counts; 100,000 `spawn`s of `async move { i }` joined
+//! on a current-thread runtime, a throwaway program; per task, setup included): 925
+//! instructions before these statistics existed, 1,046 with 32 bytes, 1,115 with 16 (most of
+//! the difference: `free` coalescing past the fastbins, `unlink_chunk` +23 per task, and the
+//! `memcpy`, +30).
 //!
 //! The atomics are `loom::unmodeled`: they are observations only, no decision depends on
-//! them, so the loom models need not explore them. The timed box is written once, at
-//! construction, and freed with the cell.
+//! them, so the loom models need not explore them. The timed box's address is written once,
+//! at construction, and the box is freed with the cell.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::loom::unmodeled::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
+/// One word in the cell's trailer (see "Size" above). Bit 0 tells the two forms apart:
+/// * `1`: untimed. Bits 1..32 are the poll count (saturating at 2^31 − 1), bits 32..64 the
+///   bind time (`epoch_millis()`, 0 before).
+/// * `0`: the word is the address of a `TimedStats` box (alignment 8, so bit 0 is clear),
+///   allocated at spawn and freed by `Drop`; the word never changes afterwards.
 pub(crate) struct TaskStats {
+    word: AtomicU64,
+}
+
+const UNTIMED: u64 = 1;
+const POLLS_MAX: u64 = (1 << 31) - 1;
+
+/// Everything, for a task of a runtime that times polls or schedules.
+struct TimedStats {
     /// Polls started, saturating at `u32::MAX`.
     polls: AtomicU32,
     /// `epoch_millis()` when the task joined the owned list; 0 before.
     bound_at_millis: AtomicU32,
-    /// Present when the runtime times polls or schedules (decided at spawn).
-    timed: Option<Box<TimedStats>>,
-}
-
-/// The fields only a timing runtime fills.
-struct TimedStats {
     /// The runtime times polls (poll-time histogram on).
-    polls: bool,
+    times_polls: bool,
     /// The runtime measures wake → poll latency (schedule-latency histogram on).
-    schedules: bool,
+    times_schedules: bool,
     /// Total poll time in nanoseconds.
     poll_nanos: AtomicU64,
     /// Longest poll in microseconds, saturating.
@@ -122,36 +130,48 @@ impl TaskStats {
     /// asks the task, on a line it touches anyway, and not the scheduler's shared metrics.
     #[inline]
     pub(crate) fn new(time_polls: bool, time_schedules: bool) -> TaskStats {
-        TaskStats {
+        if !(time_polls || time_schedules) {
+            return TaskStats { word: AtomicU64::new(UNTIMED) };
+        }
+        let timed = Box::new(TimedStats {
             polls: AtomicU32::new(0),
             bound_at_millis: AtomicU32::new(0),
-            timed: (time_polls || time_schedules).then(|| {
-                Box::new(TimedStats {
-                    polls: time_polls,
-                    schedules: time_schedules,
-                    poll_nanos: AtomicU64::new(0),
-                    max_poll_micros: AtomicU32::new(0),
-                    scheduled_at_nanos: AtomicU64::new(0),
-                })
-            }),
+            times_polls: time_polls,
+            times_schedules: time_schedules,
+            poll_nanos: AtomicU64::new(0),
+            max_poll_micros: AtomicU32::new(0),
+            scheduled_at_nanos: AtomicU64::new(0),
+        });
+        TaskStats { word: AtomicU64::new(Box::into_raw(timed) as usize as u64) }
+    }
+
+    #[inline]
+    fn timed(&self) -> Option<&TimedStats> {
+        let word = self.word.load(Relaxed);
+        if word & UNTIMED != 0 {
+            return None;
         }
+        // SAFETY: a clear bit 0 means the word is the address `new` got from `Box::into_raw`
+        // (exposed by the `as` casts there); it is never rewritten and the box is freed only
+        // by `Drop`, after every `&self` borrow has ended.
+        Some(unsafe { &*(word as usize as *const TimedStats) })
     }
 
     /// Whether this task's polls are timed.
     #[inline]
     pub(crate) fn times_polls(&self) -> bool {
-        self.timed.as_ref().is_some_and(|t| t.polls)
+        self.timed().is_some_and(|t| t.times_polls)
     }
 
     /// Whether this task's wake → poll latencies are measured.
     #[inline]
     pub(crate) fn times_schedules(&self) -> bool {
-        self.timed.as_ref().is_some_and(|t| t.schedules)
+        self.timed().is_some_and(|t| t.times_schedules)
     }
 
     /// The task is being submitted to a run queue now (by its only submitter).
     pub(crate) fn mark_scheduled(&self) {
-        if let Some(t) = &self.timed {
+        if let Some(t) = self.timed() {
             t.scheduled_at_nanos.store(epoch_nanos(), Relaxed);
         }
     }
@@ -159,7 +179,7 @@ impl TaskStats {
     /// The time since `mark_scheduled`, clearing the stamp; `None` if there was none (the
     /// first poll after `spawn`).
     pub(crate) fn take_schedule_latency(&self) -> Option<Duration> {
-        let t = self.timed.as_ref()?;
+        let t = self.timed()?;
         let at = t.scheduled_at_nanos.load(Relaxed);
         if at == 0 {
             return None;
@@ -171,12 +191,19 @@ impl TaskStats {
     /// One poll started (by the thread holding `RUNNING`, the only writer).
     #[inline]
     pub(crate) fn count_poll(&self) {
-        self.polls.store(self.polls.load(Relaxed).saturating_add(1), Relaxed);
+        let word = self.word.load(Relaxed);
+        if word & UNTIMED != 0 {
+            if (word >> 1) & POLLS_MAX != POLLS_MAX {
+                self.word.store(word + 2, Relaxed);
+            }
+        } else if let Some(t) = self.timed() {
+            t.polls.store(t.polls.load(Relaxed).saturating_add(1), Relaxed);
+        }
     }
 
     /// One poll took `d` (the thread holding `RUNNING`, the only writer).
     pub(crate) fn add_poll_time(&self, d: Duration) {
-        let Some(t) = &self.timed else { return };
+        let Some(t) = self.timed() else { return };
         let nanos = d.as_nanos().min(u64::MAX as u128) as u64;
         t.poll_nanos.store(t.poll_nanos.load(Relaxed).saturating_add(nanos), Relaxed);
         let micros = d.as_micros().min(u32::MAX as u128) as u32;
@@ -187,21 +214,43 @@ impl TaskStats {
 
     /// The task is joining the owned list now (its poller, before `bind`).
     pub(crate) fn mark_bound(&self) {
-        self.bound_at_millis.store(epoch_millis(), Relaxed);
+        let millis = epoch_millis();
+        let word = self.word.load(Relaxed);
+        if word & UNTIMED != 0 {
+            self.word.store((word & 0xFFFF_FFFF) | (u64::from(millis) << 32), Relaxed);
+        } else if let Some(t) = self.timed() {
+            t.bound_at_millis.store(millis, Relaxed);
+        }
     }
 
     pub(crate) fn snapshot(&self) -> StatsSnapshot {
-        let bound = self.bound_at_millis.load(Relaxed);
+        let word = self.word.load(Relaxed);
+        let (polls, bound, total, max) = match self.timed() {
+            None => ((word >> 1) & POLLS_MAX, (word >> 32) as u32, 0, 0),
+            Some(t) => (
+                u64::from(t.polls.load(Relaxed)),
+                t.bound_at_millis.load(Relaxed),
+                t.poll_nanos.load(Relaxed),
+                u64::from(t.max_poll_micros.load(Relaxed)),
+            ),
+        };
         let age = if bound == 0 { 0 } else { epoch_millis().wrapping_sub(bound) };
-        let (total, max) = self
-            .timed
-            .as_ref()
-            .map_or((0, 0), |t| (t.poll_nanos.load(Relaxed), u64::from(t.max_poll_micros.load(Relaxed))));
         StatsSnapshot {
-            polls: u64::from(self.polls.load(Relaxed)),
+            polls,
             age: Duration::from_millis(u64::from(age)),
             total_poll_time: Duration::from_nanos(total),
             max_poll_time: Duration::from_micros(max),
+        }
+    }
+}
+
+impl Drop for TaskStats {
+    fn drop(&mut self) {
+        let word = *self.word.get_mut();
+        if word & UNTIMED == 0 {
+            // SAFETY: a clear bit 0 is the address from `Box::into_raw` in `new`; the cell
+            // (and so these statistics) is being dropped, so no borrow of the box remains.
+            drop(unsafe { Box::from_raw(word as usize as *mut TimedStats) });
         }
     }
 }
@@ -211,8 +260,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn untimed_stats_are_16_bytes_and_count_polls() {
-        assert_eq!(std::mem::size_of::<TaskStats>(), 16);
+    fn untimed_stats_are_8_bytes_and_count_polls() {
+        assert_eq!(std::mem::size_of::<TaskStats>(), 8);
         let s = TaskStats::new(false, false);
         s.count_poll();
         s.count_poll();
@@ -239,11 +288,18 @@ mod tests {
     }
 
     #[test]
-    fn the_poll_count_saturates() {
+    fn the_poll_count_saturates_and_keeps_the_bind_time() {
         let s = TaskStats::new(false, false);
-        s.polls.store(u32::MAX - 1, Relaxed);
+        s.mark_bound();
+        s.word.store(s.word.load(Relaxed) | ((POLLS_MAX - 1) << 1), Relaxed);
         s.count_poll();
         s.count_poll();
-        assert_eq!(s.snapshot().polls, u64::from(u32::MAX));
+        let snap = s.snapshot();
+        assert_eq!(snap.polls, POLLS_MAX);
+        assert!(snap.age < Duration::from_secs(60), "the bind time survived: {:?}", snap.age);
+        let t = TaskStats::new(true, false);
+        t.count_poll();
+        t.mark_bound();
+        assert_eq!(t.snapshot().polls, 1);
     }
 }

@@ -51,7 +51,8 @@ pub struct TaskInfo {
     /// Time since the task first went idle (joined the owned list; millisecond resolution).
     /// Not since `spawn`: that would cost a clock read per spawn.
     pub age: Duration,
-    /// Polls so far, including one in progress; saturates at `u32::MAX` (4.29 billion).
+    /// Polls so far, including one in progress; saturates at 2^31 − 1 (2.1 billion; at
+    /// `u32::MAX` when the runtime times polls).
     pub poll_count: u64,
     /// Total time spent in polls; `None` unless the runtime times polls
     /// (`Builder::enable_metrics_poll_time_histogram`).
