@@ -81,8 +81,8 @@ pub fn parse_dump(text: &str) -> RunDump {
     dump
 }
 
-/// The diagnosis of `config` from its runs' dumps, as lines (no trailing newline).
-pub fn diagnose(config: &Config, runs: &[RunDump]) -> Vec<String> {
+/// The diagnosis of one configuration from its runs' dumps, as lines (no trailing newline).
+pub fn diagnose(runs: &[RunDump]) -> Vec<String> {
     let mut out = Vec::new();
     let all: Vec<&RuntimeSummary> = runs.iter().flat_map(|r| &r.runtimes).collect();
     let bad: usize = runs.iter().map(|r| r.bad_lines).sum();
@@ -109,7 +109,6 @@ pub fn diagnose(config: &Config, runs: &[RunDump]) -> Vec<String> {
         first.config.event_interval,
         first.config.compensate.map_or("n/a".to_string(), |c| c.to_string()),
     ));
-    out.extend(ignored_knobs(config, &multi));
     out.extend(long_polls(&all, runs.len()));
     let temps: u64 = all.iter().map(|s| s.compensating_threads_started).sum();
     if temps > 0 {
@@ -123,8 +122,10 @@ pub fn diagnose(config: &Config, runs: &[RunDump]) -> Vec<String> {
     out
 }
 
-/// Knobs set for this configuration that the runtimes did not run with.
-fn ignored_knobs(config: &Config, multi: &[&RuntimeSummary]) -> Vec<String> {
+/// Knobs set for `config` that its runs' (multi-thread) runtimes did not run with.
+pub fn ignored_knobs(config: &Config, runs: &[RunDump]) -> Vec<String> {
+    let multi: Vec<&RuntimeSummary> =
+        runs.iter().flat_map(|r| &r.runtimes).filter(|s| s.flavor == "multi_thread").collect();
     let mut out = Vec::new();
     for (name, value) in &config.vars {
         let effective = |s: &RuntimeSummary| -> Option<String> {
@@ -239,7 +240,8 @@ mod tests {
         let dump = parse_dump(&format!("{LINE}\nnot json\n"));
         assert_eq!((dump.runtimes.len(), dump.bad_lines), (1, 1));
         let config = Config { vars: vec![("WEFT_WORKER_THREADS".into(), "1".into())] };
-        let text = diagnose(&config, &[dump]).join("\n");
+        let mut text = diagnose(std::slice::from_ref(&dump)).join("\n");
+        text += &ignored_knobs(&config, &[dump]).join("\n");
         assert!(text.contains("1 unreadable"), "{text}");
         assert!(text.contains("WEFT_WORKER_THREADS=1 did not reach every runtime: some ran with 2"), "{text}");
         assert!(text.contains("2 long poll(s) ≥ 10 ms over 1 run(s)"), "{text}");
@@ -254,7 +256,7 @@ mod tests {
 
     #[test]
     fn no_dump_says_so() {
-        let text = diagnose(&Config::default(), &[RunDump::default()]).join("\n");
+        let text = diagnose(&[RunDump::default()]).join("\n");
         assert!(text.contains("no weft runtime reported"), "{text}");
     }
 }

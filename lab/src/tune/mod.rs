@@ -191,13 +191,18 @@ fn tune(
     }
 
     let _ = writeln!(out, "\ndiagnosis (the runtime's own metrics, WEFT_METRICS_DUMP):");
+    for o in &r1[1..] {
+        for line in diagnose::ignored_knobs(&o.config, &o.dumps) {
+            let _ = writeln!(out, "  note: {line}");
+        }
+    }
     let mut diagnosed = vec![default];
     if let Some((o, _, _)) = best {
         diagnosed.push(o);
     }
     for o in &diagnosed {
         let _ = writeln!(out, "  {}:", o.config);
-        for line in diagnose::diagnose(&o.config, &o.dumps) {
+        for line in diagnose::diagnose(&o.dumps) {
             let _ = writeln!(out, "    {line}");
         }
     }
