@@ -61,7 +61,10 @@ fn one_knob_interleaved_and_rotated_then_confirmed() {
         "unset", "1",  "1", "unset",  "unset", "1",
     ];
     assert_eq!(order, expected);
-    assert!(squash(&stdout).contains("WEFT_WORKER_THREADS=1 11 0.733 [0.733, 0.733] better (CI excludes 1)"), "{stdout}");
+    assert!(
+        squash(&stdout).contains("WEFT_WORKER_THREADS=1 11 0.733 [0.733, 0.733] better (CI excludes 1)"),
+        "{stdout}"
+    );
     assert!(squash(&stdout).contains("WEFT_WORKER_THREADS=2 12 0.800 [0.800, 0.800] better"), "{stdout}");
     assert!(stdout.contains("best: WEFT_WORKER_THREADS=1 — 0.733× the default"), "{stdout}");
     assert!(stdout.contains("deploy:\n  export WEFT_WORKER_THREADS=1\n"), "{stdout}");
@@ -74,7 +77,8 @@ fn knobs_vary_alone_then_the_combination_of_winners_is_confirmed() {
     let dir = scratch("combination");
     let log = dir.join("log");
     // Metric A + B (3 each when unset): default 6; A=1 and B=1 give 4; both together 2.
-    let script = format!("echo \"A=${{A:-}} B=${{B:-}}\" >> {}; echo \"v=$(( ${{A:-3}} + ${{B:-3}} ))\"", log.display());
+    let script =
+        format!("echo \"A=${{A:-}} B=${{B:-}}\" >> {}; echo \"v=$(( ${{A:-3}} + ${{B:-3}} ))\"", log.display());
     let out = tune(&["--reps", "3", "--knob", "A=1,2", "--knob", "B=1,2", "--metric", r"regex:v=(\d+)"], &script);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -96,7 +100,8 @@ fn knobs_vary_alone_then_the_combination_of_winners_is_confirmed() {
 #[test]
 fn higher_is_better_flips_the_verdict_and_a_tie_is_no_winner() {
     let script = "echo \"took ${A:-5} ms\"; echo \"took $((10 + ${A:-5})) ms\"";
-    let out = tune(&["--reps", "3", "--knob", "A=1,5", "--metric", r"regex:took (\d+) ms", "--higher-is-better"], script);
+    let out =
+        tune(&["--reps", "3", "--knob", "A=1,5", "--metric", r"regex:took (\d+) ms", "--higher-is-better"], script);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     // The last match counts: default 15, A=1 11 (worse when higher is better), A=5 15 (tie).
@@ -177,10 +182,7 @@ fn time_metrics_run_and_weft_programs_get_a_diagnosis() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("metric user+sys (lower is better)"), "{stdout}");
     assert!(stdout.contains("3 runtime(s) over 3 run(s) (3 multi-thread); e.g. 2 worker(s)"), "{stdout}");
-    assert!(
-        stdout.contains("note: WEFT_WORKER_THREADS=1 did not reach every runtime: some ran with 2"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("note: WEFT_WORKER_THREADS=1 did not reach every runtime: some ran with 2"), "{stdout}");
     assert!(stdout.contains("long poll(s) ≥ 10 ms over 3 run(s)"), "{stdout}");
     assert!(stdout.contains(" at lab/src/console/demo.rs:"), "{stdout}");
 }

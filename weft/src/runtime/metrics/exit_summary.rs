@@ -129,11 +129,11 @@ pub(crate) fn render(handle: &Handle, index: u64) -> String {
     } else {
         Vec::new()
     };
-    let _ = write!(
+    let _ = writeln!(
         out,
         "],\"compensating_threads_started\":{},\"blocking\":{{\"peak_threads\":{peak_blocking},\
          \"completed\":{completed},\"queue_latency_count\":{},\"queue_latency_p50_ms\":{},\
-         \"queue_latency_p99_ms\":{}}}}}\n",
+         \"queue_latency_p99_ms\":{}}}}}",
         m.compensating_threads_started_count(),
         queued.iter().sum::<u64>(),
         bucket_percentile(&queued, 0.50).map_or("null".to_string(), millis),
