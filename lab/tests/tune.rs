@@ -55,10 +55,12 @@ fn one_knob_interleaved_and_rotated_then_confirmed() {
     let order: Vec<&str> = seen.iter().map(|l| l.split(' ').next().unwrap()).collect();
     #[rustfmt::skip]
     let expected = [
-        // Round 1: default, 1, 2 round-robin; each rep starts one configuration later.
-        "unset", "1", "2",  "1", "2", "unset",  "2", "unset", "1",
-        // Round 2: the default against the winner (the combination of one knob's winner).
-        "unset", "1",  "1", "unset",  "unset", "1",
+        // Round 1: one warm-up run of the default, then default, 1, 2 round-robin; each rep
+        // starts one configuration later.
+        "unset",  "unset", "1", "2",  "1", "2", "unset",  "2", "unset", "1",
+        // Round 2: a warm-up, then the default against the winner (the combination of one
+        // knob's winner).
+        "unset",  "unset", "1",  "1", "unset",  "unset", "1",
     ];
     assert_eq!(order, expected);
     assert!(
@@ -83,7 +85,9 @@ fn knobs_vary_alone_then_the_combination_of_winners_is_confirmed() {
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let seen = log_lines(&log);
-    let (round1, round2) = seen.split_at(5 * 3);
+    // Each round starts with one warm-up run of the default.
+    assert_eq!((seen.len(), seen[0].as_str(), seen[16].as_str()), (1 + 15 + 1 + 9, "A= B=", "A= B="), "{seen:?}");
+    let (round1, round2) = (&seen[1..16], &seen[17..]);
     assert!(round1.iter().all(|l| !(l.starts_with("A=1") || l.starts_with("A=2")) || l.ends_with("B=")), "{seen:?}");
     let mut distinct: Vec<&str> = round1.iter().map(String::as_str).collect();
     distinct.sort();
@@ -129,7 +133,8 @@ fn failing_configurations_are_reported_and_excluded() {
     let seen = log_lines(&log);
     let count = |k: &str| seen.iter().filter(|l| *l == k).count();
     // A failed configuration is not run again.
-    assert_eq!((count("default"), count("good"), count("bad"), count("silent")), (3, 3, 1, 1), "{seen:?}");
+    // (The default: one warm-up run and three measured ones.)
+    assert_eq!((count("default"), count("good"), count("bad"), count("silent")), (4, 3, 1, 1), "{seen:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -203,9 +203,11 @@ fn blocking_pool(all: &[&RuntimeSummary]) -> Vec<String> {
         "blocking queue p99 ≤ {p99:.1} ms (worst runtime; {completed} closure(s), peak {peak} of {cap} threads)"
     );
     vec![if p99 >= 10.0 && peak >= cap {
-        format!("{detail} — the pool is at its cap: raise WEFT_MAX_BLOCKING_THREADS")
+        format!("{detail} — the pool is at its cap: if its closures wait (I/O, locks) rather than compute, raise WEFT_MAX_BLOCKING_THREADS")
     } else if p99 >= 10.0 {
-        format!("{detail} — below the cap: closures waited for the pool to grow")
+        format!(
+            "{detail} — below the cap: closures queued behind busy pool threads (weft grows the pool past the core count only while its threads block, so this is CPU-bound work a larger cap would not speed up)"
+        )
     } else {
         detail
     }]

@@ -8,7 +8,9 @@
 //!   default grid of the `--runtime`: `grid.rs`).
 //! * **configuration**: the knob variables set for one run; **default**: none set (every knob
 //!   variable removed from the child's environment).
-//! * **round**: every configuration run `--reps` times, interleaved (`rounds.rs`).
+//! * **round**: `--warmup` discarded runs of the default (default 1: the first run of a round
+//!   measured 10–30% slow on this machine), then every configuration run `--reps` times,
+//!   interleaved (`rounds.rs`).
 //! * **metric**: what one run yields — wall time, child CPU time, or a number read from the
 //!   command's stdout (`runner.rs`); lower is better unless `--higher-is-better`.
 //!
@@ -78,6 +80,9 @@ pub struct TuneArgs {
     /// Per-run limit; a run past it is killed and its configuration fails.
     #[arg(long, default_value = "600s", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
+    /// Discarded runs of the default at the start of each round.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
     /// Round 1 runs the cartesian product of the knobs instead of one knob at a time.
     #[arg(long)]
     pub full_grid: bool,
@@ -135,11 +140,12 @@ fn tune(
     let _ = writeln!(out, "tune: {}", args.command.join(" "));
     let _ = writeln!(
         out,
-        "metric {} ({direction}); {} rep(s) per configuration, interleaved; {cores} core(s)",
+        "metric {} ({direction}); {} rep(s) per configuration, interleaved, after {} warm-up run(s) of the default; {cores} core(s)",
         metric.name(),
-        args.reps
+        args.reps,
+        args.warmup
     );
-    let round1 = Round { target, metric, dump_dir, label: "r1" };
+    let round1 = Round { target, metric, dump_dir, label: "r1", warmup: args.warmup };
     let what = if args.full_grid { "full grid" } else { "one knob at a time" };
     let _ = writeln!(out, "\nround 1: {what} ({} configurations)", plan.len());
     let r1 = run_round(&round1, &plan, args.reps)?;
@@ -154,7 +160,7 @@ fn tune(
         let mut configs = vec![Config::default()];
         configs.extend(candidates);
         let _ = writeln!(out, "\nround 2: confirmation ({} configurations)", configs.len());
-        let round2 = Round { target, metric, dump_dir, label: "r2" };
+        let round2 = Round { target, metric, dump_dir, label: "r2", warmup: args.warmup };
         let r2 = run_round(&round2, &configs, args.reps)?;
         let _ = write!(out, "{}", rounds::table(&r2, metric, higher));
         default = r2[0].clone();

@@ -33,6 +33,9 @@ pub struct Round<'a> {
     pub dump_dir: &'a Path,
     /// `r1`, `r2`: prefixes the dump file names.
     pub label: &'a str,
+    /// Discarded runs of the default before the round (the first run of a round is often
+    /// slow: cold page cache, CPU frequency, lazily loaded libraries).
+    pub warmup: usize,
 }
 
 /// Runs `configs` (index 0 must be the default) `reps` times, interleaved. Err only when the
@@ -42,6 +45,21 @@ pub fn run_round(round: &Round<'_>, configs: &[Config], reps: usize) -> Result<V
         .iter()
         .map(|c| Outcome { config: c.clone(), samples: Vec::new(), dumps: Vec::new(), failure: None })
         .collect();
+    for w in 0..round.warmup {
+        let dump = round.dump_dir.join(format!("{}-warmup-{w}.jsonl", round.label));
+        let result = run_once(round.target, &configs[0].vars, round.metric, &dump);
+        let _ = std::fs::remove_file(&dump);
+        match result {
+            Ok(value) => eprintln!(
+                "[warm-up {}/{}] {} (discarded): {}",
+                w + 1,
+                round.warmup,
+                configs[0],
+                format_value(round.metric, value)
+            ),
+            Err(e) => return Err(default_failed(&e)),
+        }
+    }
     let order = interleaved(configs.len(), reps);
     for (k, &(rep, i)) in order.iter().enumerate() {
         if outcomes[i].failure.is_some() {
@@ -58,12 +76,7 @@ pub fn run_round(round: &Round<'_>, configs: &[Config], reps: usize) -> Result<V
                 outcomes[i].samples.push(value);
                 outcomes[i].dumps.push(dumped);
             }
-            Err(e) if configs[i].is_default() => {
-                return Err(format!(
-                    "the default configuration (no knob variable set) failed: {e}. tune compares every \
-                     configuration with the default, so the command must succeed without any knob set"
-                ));
-            }
+            Err(e) if configs[i].is_default() => return Err(default_failed(&e)),
             Err(e) => {
                 eprintln!("{progress} FAILED: {e}");
                 outcomes[i].failure = Some(e);
@@ -71,6 +84,13 @@ pub fn run_round(round: &Round<'_>, configs: &[Config], reps: usize) -> Result<V
         }
     }
     Ok(outcomes)
+}
+
+fn default_failed(e: &RunError) -> String {
+    format!(
+        "the default configuration (no knob variable set) failed: {e}. tune compares every \
+         configuration with the default, so the command must succeed without any knob set"
+    )
 }
 
 /// Whether a ratio (configuration ÷ default) is surely better (`Some(true)`), surely worse
