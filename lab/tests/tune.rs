@@ -59,8 +59,8 @@ fn one_knob_interleaved_and_rotated_then_confirmed() {
         // starts one configuration later.
         "unset",  "unset", "1", "2",  "1", "2", "unset",  "2", "unset", "1",
         // Round 2: a warm-up, then the default against the winner (the combination of one
-        // knob's winner).
-        "unset",  "unset", "1",  "1", "unset",  "unset", "1",
+        // knob's winner), with twice the reps.
+        "unset",  "unset", "1",  "1", "unset",  "unset", "1",  "1", "unset",  "unset", "1",  "1", "unset",
     ];
     assert_eq!(order, expected);
     assert!(
@@ -86,7 +86,7 @@ fn knobs_vary_alone_then_the_combination_of_winners_is_confirmed() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let seen = log_lines(&log);
     // Each round starts with one warm-up run of the default.
-    assert_eq!((seen.len(), seen[0].as_str(), seen[16].as_str()), (1 + 15 + 1 + 9, "A= B=", "A= B="), "{seen:?}");
+    assert_eq!((seen.len(), seen[0].as_str(), seen[16].as_str()), (1 + 15 + 1 + 18, "A= B=", "A= B="), "{seen:?}");
     let (round1, round2) = (&seen[1..16], &seen[17..]);
     assert!(round1.iter().all(|l| !(l.starts_with("A=1") || l.starts_with("A=2")) || l.ends_with("B=")), "{seen:?}");
     let mut distinct: Vec<&str> = round1.iter().map(String::as_str).collect();
@@ -95,7 +95,8 @@ fn knobs_vary_alone_then_the_combination_of_winners_is_confirmed() {
     assert_eq!(distinct, ["A= B=", "A= B=1", "A= B=2", "A=1 B=", "A=2 B="]);
     let mut confirmed: Vec<&str> = round2.iter().map(String::as_str).collect();
     confirmed.sort();
-    assert_eq!(confirmed, ["A= B=", "A= B=", "A= B=", "A=1 B=", "A=1 B=", "A=1 B=", "A=1 B=1", "A=1 B=1", "A=1 B=1"]);
+    let expected: Vec<&str> = ["A= B=", "A=1 B=", "A=1 B=1"].iter().flat_map(|c| [*c; 6]).collect();
+    assert_eq!(confirmed, expected);
     assert!(stdout.contains("best: A=1 B=1 — 0.333× the default"), "{stdout}");
     assert!(stdout.contains("  export A=1\n  export B=1\n"), "{stdout}");
     std::fs::remove_dir_all(&dir).unwrap();

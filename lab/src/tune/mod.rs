@@ -19,7 +19,10 @@
 //!    full cartesian grid with `--full-grid`). A value *wins* for its knob when the 95% CI of
 //!    its paired ratio to the default lies entirely on the better side of 1.
 //! 2. Round 2, confirmation (only if something won): the default, the combination of every
-//!    knob's best winning value, and the best single winner if that differs, measured afresh.
+//!    knob's best winning value, and the best single winner if that differs, measured afresh
+//!    with twice the reps (at most three configurations, so it costs less than round 1, and
+//!    the bootstrap CI of a median of 3 paired ratios is optimistic: it excludes 1 whenever all
+//!    three fall on one side, a 1-in-4 chance for a knob that does nothing).
 //!    The best configuration is the best of round 2 that still beats the default beyond noise;
 //!    otherwise "no configuration beats the default beyond noise".
 //! 3. Diagnosis (`diagnose.rs`): every run gets `WEFT_METRICS_DUMP` pointing at its own temp
@@ -159,9 +162,9 @@ fn tune(
     } else {
         let mut configs = vec![Config::default()];
         configs.extend(candidates);
-        let _ = writeln!(out, "\nround 2: confirmation ({} configurations)", configs.len());
+        let _ = writeln!(out, "\nround 2: confirmation ({} configurations, {} reps)", configs.len(), 2 * args.reps);
         let round2 = Round { target, metric, dump_dir, label: "r2", warmup: args.warmup };
-        let r2 = run_round(&round2, &configs, args.reps)?;
+        let r2 = run_round(&round2, &configs, 2 * args.reps)?;
         let _ = write!(out, "{}", rounds::table(&r2, metric, higher));
         default = r2[0].clone();
         for o in &r2[1..] {
