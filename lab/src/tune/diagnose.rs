@@ -81,8 +81,9 @@ pub fn parse_dump(text: &str) -> RunDump {
     dump
 }
 
-/// The diagnosis of one configuration from its runs' dumps, as lines (no trailing newline).
-pub fn diagnose(runs: &[RunDump]) -> Vec<String> {
+/// The diagnosis of one configuration from its runs' dumps, as lines (no trailing newline);
+/// `cores` is the machine's (the blocking pool's floor).
+pub fn diagnose(runs: &[RunDump], cores: usize) -> Vec<String> {
     let mut out = Vec::new();
     let all: Vec<&RuntimeSummary> = runs.iter().flat_map(|r| &r.runtimes).collect();
     let bad: usize = runs.iter().map(|r| r.bad_lines).sum();
@@ -117,7 +118,7 @@ pub fn diagnose(runs: &[RunDump]) -> Vec<String> {
             runs.len()
         ));
     }
-    out.extend(blocking_pool(&all));
+    out.extend(blocking_pool(&all, cores));
     out.extend(scheduling(&multi));
     out
 }
@@ -177,7 +178,7 @@ fn long_polls(all: &[&RuntimeSummary], runs: usize) -> Vec<String> {
     let mut sites: Vec<(String, (u64, f64))> = sites.into_iter().collect();
     sites.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
     let mut out = vec![format!(
-        "{count} long poll(s) ≥ {threshold} ms over {runs} run(s) — blocking code on a worker; wrap it in spawn_blocking or block_in_place"
+        "{count} long poll(s) ≥ {threshold} ms over {runs} run(s) — blocking code on a worker (or a worker the OS descheduled on an overloaded machine); wrap blocking calls in spawn_blocking or block_in_place"
     )];
     for (site, (n, max)) in sites.iter().take(3) {
         out.push(format!("  {n} at {site} (longest {max:.0} ms)"));
@@ -188,7 +189,7 @@ fn long_polls(all: &[&RuntimeSummary], runs: usize) -> Vec<String> {
     out
 }
 
-fn blocking_pool(all: &[&RuntimeSummary]) -> Vec<String> {
+fn blocking_pool(all: &[&RuntimeSummary], cores: usize) -> Vec<String> {
     let completed: u64 = all.iter().map(|s| s.blocking.completed).sum();
     if completed == 0 {
         return Vec::new();
@@ -202,15 +203,16 @@ fn blocking_pool(all: &[&RuntimeSummary]) -> Vec<String> {
     let detail = format!(
         "blocking queue p99 ≤ {p99:.1} ms (worst runtime; {completed} closure(s), peak {peak} of {cap} threads)"
     );
-    vec![if p99 >= 10.0 && peak >= cap {
-        format!("{detail} — the pool is at its cap: if its closures wait (I/O, locks) rather than compute, raise WEFT_MAX_BLOCKING_THREADS")
-    } else if p99 >= 10.0 {
-        format!(
-            "{detail} — below the cap: closures queued behind busy pool threads (weft grows the pool past the core count only while its threads block, so this is CPU-bound work a larger cap would not speed up)"
-        )
+    let advice = if p99 < 10.0 {
+        ""
+    } else if peak >= cap {
+        " — the pool is at its cap: if its closures wait (I/O, locks) rather than compute, raise WEFT_MAX_BLOCKING_THREADS"
+    } else if peak as usize <= cores {
+        " — the pool stayed at the core count (weft grows it only while its threads block): the closures compute, so they queue for CPUs and a larger cap would not help"
     } else {
-        detail
-    }]
+        " — the pool grew past the core count while its threads blocked, below its cap: the cap is not the limit"
+    };
+    vec![format!("{detail}{advice}")]
 }
 
 fn scheduling(multi: &[&RuntimeSummary]) -> Vec<String> {
@@ -242,7 +244,7 @@ mod tests {
         let dump = parse_dump(&format!("{LINE}\nnot json\n"));
         assert_eq!((dump.runtimes.len(), dump.bad_lines), (1, 1));
         let config = Config { vars: vec![("WEFT_WORKER_THREADS".into(), "1".into())] };
-        let mut text = diagnose(std::slice::from_ref(&dump)).join("\n");
+        let mut text = diagnose(std::slice::from_ref(&dump), 2).join("\n");
         text += &ignored_knobs(&config, &[dump]).join("\n");
         assert!(text.contains("1 unreadable"), "{text}");
         assert!(text.contains("WEFT_WORKER_THREADS=1 did not reach every runtime: some ran with 2"), "{text}");
@@ -257,8 +259,21 @@ mod tests {
     }
 
     #[test]
+    fn blocking_advice_depends_on_where_the_pool_stopped() {
+        let at = |peak: &str| diagnose(&[parse_dump(&LINE.replace("\"peak_threads\":4", peak))], 2).join("\n");
+        assert!(at("\"peak_threads\":2").contains("stayed at the core count"), "{}", at("\"peak_threads\":2"));
+        assert!(at("\"peak_threads\":3").contains("grew past the core count"), "{}", at("\"peak_threads\":3"));
+        let calm = LINE.replace("\"queue_latency_p99_ms\":40.0", "\"queue_latency_p99_ms\":0.5");
+        let text = diagnose(&[parse_dump(&calm)], 2).join("\n");
+        assert!(
+            text.contains("blocking queue p99 ≤ 0.5 ms (worst runtime; 8 closure(s), peak 4 of 4 threads)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn no_dump_says_so() {
-        let text = diagnose(&[RunDump::default()]).join("\n");
+        let text = diagnose(&[RunDump::default()], 2).join("\n");
         assert!(text.contains("no weft runtime reported"), "{text}");
     }
 }

@@ -211,7 +211,7 @@ fn tune(
     }
     for o in &diagnosed {
         let _ = writeln!(out, "  {}:", o.config);
-        for line in diagnose::diagnose(&o.dumps) {
+        for line in diagnose::diagnose(&o.dumps, cores) {
             let _ = writeln!(out, "    {line}");
         }
     }
