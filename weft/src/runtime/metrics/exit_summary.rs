@@ -33,7 +33,7 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use super::histogram;
-use crate::loom::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use crate::loom::unmodeled::{AtomicU64, Ordering::Relaxed};
 use crate::runtime::{scheduler, Handle, RuntimeFlavor};
 
 /// The environment variable naming the file to append to.
