@@ -89,6 +89,9 @@ enum Command {
     /// A weft program to watch with `console`: a task with 50 ms blocking polls, timers, I/O.
     #[command(name = "console-demo")]
     ConsoleDemo(crate::console::demo::DemoArgs),
+    /// Run COMMAND under a grid of runtime environment variables; print the best setting,
+    /// its ratio to the default with a CI, the lines to deploy it, and the runtime's diagnosis.
+    Tune(crate::tune::TuneArgs),
 }
 
 #[derive(Args, Debug)]
@@ -357,6 +360,7 @@ pub fn main() -> ExitCode {
         Some(Command::Console(args)) => crate::console::run(args).map(|()| ExitCode::SUCCESS),
         Some(Command::ConsoleDemo(args)) => crate::console::demo::run(args).map(|()| ExitCode::SUCCESS),
         Some(Command::FsBench(args)) => crate::fs_bench::run(args),
+        Some(Command::Tune(args)) => crate::tune::command(args),
         Some(Command::HttpServer(args)) => {
             let runtime =
                 RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));

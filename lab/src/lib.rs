@@ -16,6 +16,8 @@
 //! - [`blocking_resilience`]: other tasks' scheduling latency while one task blocks a worker;
 //!   [`block_in_place_bench`]: `block_in_place` throughput, weft vs tokio.
 //! - [`console`]: `weft-lab console`, a live terminal view of a program's metrics endpoint.
+//! - [`tune`]: `weft-lab tune -- COMMAND`, environment-knob grids over any command, with the
+//!   runtime's own diagnosis from `WEFT_METRICS_DUMP`.
 //! - [`cli`]: the command line.
 //!
 //! Architecture Invariant: workloads see runtimes only through [`adapter::Adapter`]; nothing in
@@ -48,4 +50,5 @@ pub mod search;
 pub mod smoke;
 pub mod stats;
 pub mod sweep;
+pub mod tune;
 pub mod workloads;

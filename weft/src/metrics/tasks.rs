@@ -48,7 +48,7 @@ fn seconds(d: Option<Duration>) -> String {
 }
 
 /// Appends `s` as a JSON string literal.
-fn push_string(out: &mut String, s: &str) {
+pub(crate) fn push_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

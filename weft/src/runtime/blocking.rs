@@ -132,6 +132,8 @@ struct State {
     supervising: bool,
     /// OS thread ids of the pool's threads, for the supervisor's accounting.
     tids: Vec<i64>,
+    /// The most threads the pool ever had at once (for the metrics dump).
+    peak_threads: usize,
 }
 
 impl State {
@@ -243,6 +245,7 @@ impl BlockingPool {
                     completed: 0,
                     supervising: false,
                     tids: Vec::new(),
+                    peak_threads: 0,
                 }),
                 work: Condvar::new(),
                 exited: Condvar::new(),
@@ -281,6 +284,7 @@ impl BlockingPool {
             self.inner.work.notify_one();
         } else if state.threads < self.inner.floor {
             state.threads += 1;
+            state.peak_threads = state.peak_threads.max(state.threads);
             drop(state);
             spawn_threads(&self.inner, 1);
         } else if !state.supervising && state.backlog(self.inner.max_threads) {
@@ -303,6 +307,12 @@ impl BlockingPool {
     pub(crate) fn metrics_snapshot(&self) -> (usize, usize, usize) {
         let state = lock(&self.inner.state);
         (state.threads, state.idle, state.queue.len())
+    }
+
+    /// (max threads, keep-alive, peak threads, closures completed), for the metrics dump.
+    pub(crate) fn summary(&self) -> (usize, Duration, usize, u64) {
+        let state = lock(&self.inner.state);
+        (self.inner.max_threads, self.inner.keep_alive, state.peak_threads, state.completed)
     }
 
     /// Threads currently in the pool (running or idle; not the supervisor).
@@ -446,6 +456,7 @@ fn supervise(inner: Arc<Inner>) {
         let n = grow.min(inner.max_threads.saturating_sub(state.threads));
         if n > 0 && state.backlog(inner.max_threads) {
             state.threads += n;
+            state.peak_threads = state.peak_threads.max(state.threads);
             drop(state);
             spawn_threads(&inner, n);
             state = lock(&inner.state);

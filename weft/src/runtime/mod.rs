@@ -234,6 +234,8 @@ impl Runtime {
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.shutdown(None);
+        // After shutdown, so the totals are final (`WEFT_METRICS_DUMP`, `metrics/exit_summary.rs`).
+        metrics::exit_summary::write_if_requested(&self.handle);
     }
 }
 

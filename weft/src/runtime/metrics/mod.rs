@@ -45,6 +45,11 @@
 //! queue-latency histogram is one set of shared atomics (a blocking spawn is a
 //! microsecond-scale hand-off to another thread, so a relaxed add is free by comparison).
 //!
+//! # Exit summary
+//! `exit_summary.rs`: with `WEFT_METRICS_DUMP=<path>` set, `Runtime::drop` appends one JSON
+//! line of final totals, effective configuration and recent long polls to `<path>`
+//! (`weft-lab tune` reads it for its diagnosis).
+//!
 //! # Rejected alternatives
 //! * *Shared atomics per event* (simple, always exact): a contended cache line per spawn and
 //!   per poll; the lab's spawn microbenchmarks run a few hundred ns per task, where one
@@ -57,6 +62,7 @@
 //!   case the per-poll times are used.
 
 pub(crate) mod dump;
+pub(crate) mod exit_summary;
 pub(crate) mod histogram;
 mod runtime;
 pub(crate) mod worker;
