@@ -67,6 +67,9 @@ enum Command {
     FsBench(crate::fs_bench::FsBenchArgs),
     #[command(name = "__http_server", hide = true)]
     HttpServer(HttpServerArgs),
+    /// Internal: hold idle connections for `http-hello`/`tcp-echo` (see `idle_conns`).
+    #[command(name = "__idle_holder", hide = true)]
+    IdleHolder(IdleHolderArgs),
     /// Internal: run one agents batch (plan on stdin, JSON reply on stdout); async-std's rows.
     #[command(name = "__agents-batch", hide = true)]
     AgentsBatch {
@@ -187,6 +190,10 @@ struct TcpEchoArgs {
     /// Loopback connections; a comma-separated list is a sweep (e.g. `1,64,1024`).
     #[arg(long, value_delimiter = ',', default_value = "64")]
     connections: Vec<u64>,
+    /// Idle connections held open beside the active ones, all verified alive at the end of
+    /// every round; a comma-separated list is a sweep (e.g. `0,10000`).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    idle_connections: Vec<usize>,
     /// Writes OUT/tcp_echo.md and OUT/tcp_echo.json.
     #[arg(long, default_value = "lab-results/tcp-echo")]
     out: PathBuf,
@@ -282,6 +289,11 @@ struct HttpHelloArgs {
     /// (e.g. `1,64,1024`), one table per count.
     #[arg(long, value_delimiter = ',', default_value = "64")]
     connections: Vec<usize>,
+    /// Idle keep-alive connections (one request served on each first) held open beside the
+    /// active ones, all verified alive at the end of every round; a comma-separated list is a
+    /// sweep (e.g. `0,10000`).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    idle_connections: Vec<usize>,
     /// Seconds of load per runtime (split over the rounds).
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
@@ -293,6 +305,17 @@ struct HttpHelloArgs {
     out: PathBuf,
     #[command(flatten)]
     selection: Selection,
+}
+
+#[derive(Args, Debug)]
+struct IdleHolderArgs {
+    #[arg(long)]
+    addr: std::net::SocketAddr,
+    #[arg(long)]
+    count: usize,
+    /// Complete one keep-alive `GET /` on each connection first.
+    #[arg(long)]
+    http: bool,
 }
 
 #[derive(Args, Debug)]
@@ -361,6 +384,9 @@ pub fn main() -> ExitCode {
         Some(Command::ConsoleDemo(args)) => crate::console::demo::run(args).map(|()| ExitCode::SUCCESS),
         Some(Command::FsBench(args)) => crate::fs_bench::run(args),
         Some(Command::Tune(args)) => crate::tune::command(args),
+        Some(Command::IdleHolder(args)) => {
+            crate::idle_conns::holder_main(args.addr, args.count, args.http).map(|()| ExitCode::SUCCESS)
+        }
         Some(Command::HttpServer(args)) => {
             let runtime =
                 RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
@@ -671,14 +697,25 @@ fn http_hello_command(args: HttpHelloArgs) -> Result<ExitCode, String> {
     let chosen = runtimes(&args.selection, &RuntimeId::ALL)?;
     let workers = args.selection.workers.unwrap_or_else(default_workers);
     let duration = std::time::Duration::from_secs_f64(args.seconds.max(0.1));
+    let most = args.connections.iter().max().copied().unwrap_or(1) + args.idle_connections.iter().max().unwrap_or(&0);
+    crate::idle_conns::raise_nofile(most as u64 + crate::idle_conns::FD_SLACK)?;
     let mut rows = Vec::new();
     let mut md = String::new();
     for &connections in &args.connections {
-        let sweep_rows =
-            crate::http_hello::measure(&this_exe()?, &chosen, workers, connections.max(1), duration, args.rounds)?;
-        md += &crate::http_hello::markdown(&sweep_rows, workers, connections, duration, args.rounds.max(1));
-        md += "\n";
-        rows.extend(sweep_rows);
+        for &idle in &args.idle_connections {
+            let sweep_rows = crate::http_hello::measure(
+                &this_exe()?,
+                &chosen,
+                workers,
+                connections.max(1),
+                idle,
+                duration,
+                args.rounds,
+            )?;
+            md += &crate::http_hello::markdown(&sweep_rows, workers, connections, idle, duration, args.rounds.max(1));
+            md += "\n";
+            rows.extend(sweep_rows);
+        }
     }
     print!("{md}");
     std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
@@ -695,13 +732,21 @@ fn tcp_echo_command(args: TcpEchoArgs) -> Result<ExitCode, String> {
     let chosen = runtimes(&args.selection, &default)?;
     let workers = args.selection.workers.unwrap_or_else(default_workers);
     let rounds = args.rounds.max(1);
+    // Both ends of every active connection and the server end of every idle one are here.
+    let most = 2 * args.connections.iter().max().copied().unwrap_or(1)
+        + *args.idle_connections.iter().max().unwrap_or(&0) as u64;
+    crate::idle_conns::raise_nofile(most + crate::idle_conns::FD_SLACK)?;
+    let exe = this_exe()?;
     let mut rows = Vec::new();
     let mut md = String::new();
     for &connections in &args.connections {
-        let sweep_rows = crate::echo_latency::measure(&chosen, workers, rounds, args.messages.max(1), connections)?;
-        md += &crate::echo_latency::markdown(&sweep_rows, rounds, args.messages, workers, connections);
-        md += "\n";
-        rows.extend(sweep_rows);
+        for &idle in &args.idle_connections {
+            let sweep_rows =
+                crate::echo_latency::measure(&exe, &chosen, workers, rounds, args.messages.max(1), connections, idle)?;
+            md += &crate::echo_latency::markdown(&sweep_rows, rounds, args.messages, workers, connections, idle);
+            md += "\n";
+            rows.extend(sweep_rows);
+        }
     }
     print!("{md}");
     std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;

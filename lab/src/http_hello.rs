@@ -16,6 +16,11 @@
 //! load generator competes with the server for the cores, so CPU per request is the fairer
 //! efficiency figure; requests/s says how the two shared the machine.
 //!
+//! With `--idle-connections N` a helper process ([`crate::idle_conns`]) first opens N more
+//! keep-alive connections, completes one request on each and leaves them parked in the server
+//! for the whole round; the row then also shows the server's RSS with the idle set open and
+//! its growth per idle connection, and fails unless all N are still alive at the end.
+//!
 //! Architecture Invariant: the server code is written once, generic over [`Adapter`]; the
 //! load generator never changes with the runtime under test.
 
@@ -29,10 +34,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::adapter::{Adapter, Net, RtConfig};
+use crate::idle_conns;
 use crate::runtimes::{self, async_std::CHILD_ENV, RuntimeId};
 use crate::stats;
 
-const BODY: &[u8] = b"Hello, world!";
+/// The body every response must carry.
+pub const BODY: &[u8] = b"Hello, world!";
 
 /// One runtime's row.
 #[derive(Debug, Clone, Serialize)]
@@ -48,6 +55,14 @@ pub struct HttpRow {
     pub connections: usize,
     /// Server CPU time (user + system, all threads) per request, in microseconds.
     pub server_cpu_us_per_req: f64,
+    /// Idle keep-alive connections held open beside the active ones (each verified alive at
+    /// the end of every round).
+    pub idle_connections: usize,
+    /// Median over rounds of the server's RSS at the end of the load, in KiB.
+    pub server_rss_kib: f64,
+    /// Median over rounds of the server's RSS growth while the idle set opened, per idle
+    /// connection, in bytes (`None` without idle connections).
+    pub rss_per_idle_conn_bytes: Option<f64>,
 }
 
 /// The server: accept forever, one hyper HTTP/1.1 connection task per socket.
@@ -111,6 +126,7 @@ pub fn measure(
     chosen: &[RuntimeId],
     workers: usize,
     connections: usize,
+    idle: usize,
     duration: Duration,
     rounds: usize,
 ) -> Result<Vec<HttpRow>, String> {
@@ -120,13 +136,17 @@ pub fn measure(
     let mut elapsed = vec![Duration::ZERO; chosen.len()];
     let mut errors = vec![0u64; chosen.len()];
     let mut cpu = vec![Duration::ZERO; chosen.len()];
+    let mut rss_kib: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
+    let mut per_idle: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
     for _ in 0..rounds {
         for (i, &rt) in chosen.iter().enumerate() {
-            let (lat, errs, took, server_cpu) = one_round(exe, rt, workers, connections, per_round)?;
-            latencies_us[i].extend(lat.iter().map(|d| d.as_nanos() as f64 / 1_000.0));
-            elapsed[i] += took;
-            errors[i] += errs;
-            cpu[i] += server_cpu;
+            let r = one_round(exe, rt, workers, connections, idle, per_round)?;
+            latencies_us[i].extend(r.latencies.iter().map(|d| d.as_nanos() as f64 / 1_000.0));
+            elapsed[i] += r.took;
+            errors[i] += r.errors;
+            cpu[i] += r.server_cpu;
+            rss_kib[i].push(r.rss_kib as f64);
+            per_idle[i].extend(r.rss_per_idle_conn_bytes);
         }
     }
     Ok(chosen
@@ -145,6 +165,9 @@ pub fn measure(
                 errors: errors[i],
                 connections,
                 server_cpu_us_per_req: cpu[i].as_nanos() as f64 / 1_000.0 / us.len().max(1) as f64,
+                idle_connections: idle,
+                server_rss_kib: stats::median(&rss_kib[i]),
+                rss_per_idle_conn_bytes: (!per_idle[i].is_empty()).then(|| stats::median(&per_idle[i])),
             }
         })
         .collect())
@@ -167,15 +190,29 @@ fn process_cpu(pid: u32) -> Result<Duration, String> {
     Ok(Duration::from_nanos(ns))
 }
 
-/// Starts `rt`'s server in a child, drives it for `duration`, stops it. Returns the
-/// latencies, the failed connections, the load's wall time and the server's CPU time.
+/// What one round measured.
+struct RoundOut {
+    latencies: Vec<Duration>,
+    /// Load connections that failed.
+    errors: u64,
+    /// The load's wall time.
+    took: Duration,
+    server_cpu: Duration,
+    /// The server's RSS at the end of the load.
+    rss_kib: u64,
+    rss_per_idle_conn_bytes: Option<f64>,
+}
+
+/// Starts `rt`'s server in a child, opens the idle set (if any), drives the server for
+/// `duration`, checks that every idle connection survived, stops the server.
 fn one_round(
     exe: &Path,
     rt: RuntimeId,
     workers: usize,
     connections: usize,
+    idle: usize,
     duration: Duration,
-) -> Result<(Vec<Duration>, u64, Duration, Duration), String> {
+) -> Result<RoundOut, String> {
     let mut child = Child(
         Command::new(exe)
             .args(["__http_server", "--runtime", rt.name(), "--workers", &workers.to_string()])
@@ -196,11 +233,25 @@ fn one_round(
         .and_then(|a| a.parse().ok())
         .ok_or_else(|| format!("{} server did not print `listening on ADDR` (got {line:?})", rt.name()))?;
     let pid = child.0.id();
+    let mut holder = None;
+    let mut rss_per_idle_conn_bytes = None;
+    if idle > 0 {
+        let rss_before = idle_conns::rss_kib(pid)?;
+        let mut h = idle_conns::Holder::spawn(exe, addr, idle, true)?;
+        h.wait_open().map_err(|e| format!("{}: {e}", rt.name()))?;
+        let grown = idle_conns::rss_kib(pid)?.saturating_sub(rss_before);
+        rss_per_idle_conn_bytes = Some(grown as f64 * 1024.0 / idle as f64);
+        holder = Some(h);
+    }
     let cpu_before = process_cpu(pid)?;
-    let (lat, errors, took) = drive(addr, connections, duration)?;
-    let cpu = process_cpu(pid)?.saturating_sub(cpu_before);
+    let (latencies, errors, took) = drive(addr, connections, duration)?;
+    let server_cpu = process_cpu(pid)?.saturating_sub(cpu_before);
+    let rss_kib = idle_conns::rss_kib(pid)?;
+    if let Some(mut h) = holder {
+        idle_conns::expect_all_alive(rt.name(), h.count_alive()?, idle)?;
+    }
     drop(child);
-    Ok((lat, errors, took, cpu))
+    Ok(RoundOut { latencies, errors, took, server_cpu, rss_kib, rss_per_idle_conn_bytes })
 }
 
 /// The load generator: `connections` keep-alive connections, one request in flight each.
@@ -282,10 +333,18 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The Markdown table, with ratios to tokio-mt when it was measured.
-pub fn markdown(rows: &[HttpRow], workers: usize, connections: usize, duration: Duration, rounds: usize) -> String {
+pub fn markdown(
+    rows: &[HttpRow],
+    workers: usize,
+    connections: usize,
+    idle: usize,
+    duration: Duration,
+    rounds: usize,
+) -> String {
+    let idle_text = if idle > 0 { format!(" + {idle} idle ones (all verified alive)") } else { String::new() };
     let mut out = format!(
-        "## http_hello — hyper HTTP/1.1 \"Hello, world!\", {connections} keep-alive connections, {:.1} s per runtime in {rounds} interleaved rounds, {workers} server workers\n\n\
-         | runtime | requests/s | p50 | p99 | p99.9 | errors | server CPU/req | req/s ÷ tokio-mt | p99 ÷ tokio-mt | CPU/req ÷ tokio-mt |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "## http_hello — hyper HTTP/1.1 \"Hello, world!\", {connections} keep-alive connections{idle_text}, {:.1} s per runtime in {rounds} interleaved rounds, {workers} server workers\n\n\
+         | runtime | idle | requests/s | p50 | p99 | p99.9 | errors | server CPU/req | server RSS | RSS/idle conn | req/s ÷ tokio-mt | p99 ÷ tokio-mt | CPU/req ÷ tokio-mt |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         duration.as_secs_f64()
     );
     let tokio = rows.iter().find(|r| r.runtime == "tokio-mt");
@@ -299,14 +358,17 @@ pub fn markdown(rows: &[HttpRow], workers: usize, connections: usize, duration: 
             None => ("–".into(), "–".into(), "–".into()),
         };
         out += &format!(
-            "| {} | {:.0} | {:.0} µs | {:.0} µs | {:.0} µs | {} | {:.1} µs | {} | {} | {} |\n",
+            "| {} | {} | {:.0} | {:.0} µs | {:.0} µs | {:.0} µs | {} | {:.1} µs | {:.1} MiB | {} | {} | {} | {} |\n",
             r.runtime,
+            r.idle_connections,
             r.requests_per_s,
             r.p50_us,
             r.p99_us,
             r.p999_us,
             r.errors,
             r.server_cpu_us_per_req,
+            r.server_rss_kib / 1024.0,
+            r.rss_per_idle_conn_bytes.map_or("–".into(), |b| format!("{b:.0} B")),
             rps,
             p99,
             cpu

@@ -40,6 +40,7 @@ pub mod console;
 pub mod echo_latency;
 pub mod fs_bench;
 pub mod http_hello;
+pub mod idle_conns;
 pub mod lateness;
 pub mod measure;
 pub mod memory_per_task;

@@ -37,3 +37,32 @@ fn http_hello_runs_and_validates_for_weft_and_tokio() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `--idle-connections`: 50 keep-alive connections, each served once, stay parked in every
+/// server beside 2 active ones; the row exists only because all 50 were counted alive.
+#[test]
+fn http_hello_holds_idle_connections_beside_the_active_ones() {
+    let out = std::env::temp_dir().join(format!("weft-lab-http-idle-{}", std::process::id()));
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
+        .args(["http-hello", "--runtimes", "weft-mt,tokio-mt", "--workers", "2", "--seconds", "0.4"])
+        .args(["--rounds", "2", "--connections", "2", "--idle-connections", "0,50"])
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let md = std::fs::read_to_string(out.join("http_hello.md")).unwrap();
+    assert!(md.contains("2 keep-alive connections + 50 idle ones (all verified alive)"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("http_hello.json")).unwrap()).unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), 4, "2 runtimes × idle 0 and 50");
+    let idle: Vec<u64> = rows.iter().map(|r| r["idle_connections"].as_u64().unwrap()).collect();
+    assert_eq!(idle, [0, 0, 50, 50]);
+    for r in rows {
+        assert!(r["requests"].as_u64().unwrap() > 0 && r["errors"].as_u64() == Some(0), "{r}");
+        assert!(r["server_rss_kib"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["rss_per_idle_conn_bytes"].is_null(), r["idle_connections"] == 0, "{r}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
