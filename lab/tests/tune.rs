@@ -187,8 +187,14 @@ fn time_metrics_run_and_weft_programs_get_a_diagnosis() {
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("metric user+sys (lower is better)"), "{stdout}");
-    assert!(stdout.contains("3 runtime(s) over 3 run(s) (3 multi-thread); e.g. 2 worker(s)"), "{stdout}");
+    // Round 1 measures real CPU time: noise may make a knob look like a winner, and then the
+    // confirmation round runs the default 6 more times. So the run counts are 3 or 6.
+    let counted = |n: usize| format!("{n} runtime(s) over {n} run(s) ({n} multi-thread); e.g. 2 worker(s)");
+    assert!(stdout.contains(&counted(3)) || stdout.contains(&counted(6)), "{stdout}");
     assert!(stdout.contains("note: WEFT_WORKER_THREADS=1 did not reach every runtime: some ran with 2"), "{stdout}");
-    assert!(stdout.contains("long poll(s) ≥ 10 ms over 3 run(s)"), "{stdout}");
+    assert!(
+        stdout.contains("long poll(s) ≥ 10 ms over 3 run(s)") || stdout.contains("long poll(s) ≥ 10 ms over 6 run(s)"),
+        "{stdout}"
+    );
     assert!(stdout.contains(" at lab/src/console/demo.rs:"), "{stdout}");
 }

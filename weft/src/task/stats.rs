@@ -188,17 +188,21 @@ impl TaskStats {
         Some(Duration::from_nanos(epoch_nanos().saturating_sub(at)))
     }
 
-    /// One poll started (by the thread holding `RUNNING`, the only writer).
+    /// One poll started (by the thread holding `RUNNING`, the only writer). Returns whether
+    /// the task is timed (the caller then asks `take_schedule_latency`/`times_polls`).
     #[inline]
-    pub(crate) fn count_poll(&self) {
+    pub(crate) fn count_poll(&self) -> bool {
         let word = self.word.load(Relaxed);
         if word & UNTIMED != 0 {
             if (word >> 1) & POLLS_MAX != POLLS_MAX {
                 self.word.store(word + 2, Relaxed);
             }
-        } else if let Some(t) = self.timed() {
+            return false;
+        }
+        if let Some(t) = self.timed() {
             t.polls.store(t.polls.load(Relaxed).saturating_add(1), Relaxed);
         }
+        true
     }
 
     /// One poll took `d` (the thread holding `RUNNING`, the only writer).
@@ -263,8 +267,8 @@ mod tests {
     fn untimed_stats_are_8_bytes_and_count_polls() {
         assert_eq!(std::mem::size_of::<TaskStats>(), 8);
         let s = TaskStats::new(false, false);
-        s.count_poll();
-        s.count_poll();
+        assert!(!s.count_poll());
+        assert!(!s.count_poll());
         s.add_poll_time(Duration::from_millis(5));
         s.mark_scheduled();
         assert_eq!(s.take_schedule_latency(), None);
@@ -298,7 +302,7 @@ mod tests {
         assert_eq!(snap.polls, POLLS_MAX);
         assert!(snap.age < Duration::from_secs(60), "the bind time survived: {:?}", snap.age);
         let t = TaskStats::new(true, false);
-        t.count_poll();
+        assert!(t.count_poll());
         t.mark_bound();
         assert_eq!(t.snapshot().polls, 1);
     }
