@@ -200,3 +200,18 @@ fn no_auto_advance_while_a_blocking_closure_runs_and_it_resumes_after() {
         });
     });
 }
+
+#[test]
+fn an_unawaited_blocking_closure_lets_auto_advance_go_on_when_it_ends() {
+    within_a_minute(|| {
+        paused_rt().block_on(async {
+            let start = Instant::now();
+            // The handle is kept but not polled until after the sleep: the closure completes
+            // with no joiner waiting, and that must still release the paused clock.
+            let handle = weft::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(5)));
+            time::sleep(Duration::from_secs(15)).await;
+            handle.await.unwrap();
+            assert_eq!(start.elapsed(), Duration::from_secs(15));
+        });
+    });
+}

@@ -154,7 +154,8 @@ pub(crate) struct BlockingSchedule {
 /// `test-util`: while held, the runtime's paused clock does not auto-advance (`time/clock.rs`).
 /// Released by `release` (once the task completed and woke its joiner: released earlier, the
 /// idle runtime could auto-advance past a `timeout` around the closure before the joiner is
-/// woken) or, for a task dropped without completing, by `Drop`. Releasing unparks the driver
+/// woken), by `completed_unjoined` (completed with no joiner waiting: its output is already
+/// readable) or, for a task dropped without completing, by `Drop`. Releasing unparks the driver
 /// so that an idle runtime re-checks.
 #[cfg(feature = "test-util")]
 struct InhibitAutoAdvance {
@@ -201,6 +202,13 @@ impl Schedule for BlockingSchedule {
             inhibit.release();
         }
         None
+    }
+    fn completed_unjoined(&self) {
+        // No joiner was waiting (its `JoinHandle` is unpolled): the output is already there.
+        #[cfg(feature = "test-util")]
+        if let Some(inhibit) = &self.inhibit {
+            inhibit.release();
+        }
     }
     fn bind(&self, task: Task<Self>) -> bool {
         drop(task);

@@ -246,7 +246,9 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     fn complete(self) {
         self.core().scheduler.task_terminated();
         if !self.header().is_bound() && self.header().state.try_complete_fast() {
-            // Never bound, a JoinHandle waits without a waker: nothing else to do.
+            // Never bound, a JoinHandle waits without a waker: nothing else to do but tell the
+            // scheduler, which gets no `release` call on this path.
+            self.core().scheduler.completed_unjoined();
             return;
         }
         let snapshot = self.header().state.transition_to_complete();

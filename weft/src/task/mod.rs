@@ -112,6 +112,10 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     /// for the runtime metrics' live-task count.
     fn task_terminated(&self) {}
 
+    /// The task completed on the fast path (never bound, no join waker registered), where
+    /// `release` is not called; the output is already readable by the `JoinHandle`.
+    fn completed_unjoined(&self) {}
+
     /// Whether polls are timed for the per-task statistics (`stats.rs`): true only when the
     /// runtime times polls anyway (the poll-time histogram is on). Asked once, at spawn.
     fn time_polls(&self) -> bool {
