@@ -188,6 +188,17 @@ impl Drop for InhibitAutoAdvance {
     }
 }
 
+impl BlockingSchedule {
+    /// Lets a paused clock auto-advance again (`test-util`; once, whichever path comes first).
+    #[inline]
+    fn allow_auto_advance(&self) {
+        #[cfg(feature = "test-util")]
+        if let Some(inhibit) = &self.inhibit {
+            inhibit.release();
+        }
+    }
+}
+
 impl Schedule for BlockingSchedule {
     fn schedule(&self, task: Runnable<Self>) {
         // Never reached: a queued closure is already NOTIFIED (an abort only adds CANCELLED,
@@ -197,18 +208,12 @@ impl Schedule for BlockingSchedule {
     }
     fn release(&self, _task: TaskRef<'_>) -> Option<Task<Self>> {
         // Called by the completing thread after it woke the joiner.
-        #[cfg(feature = "test-util")]
-        if let Some(inhibit) = &self.inhibit {
-            inhibit.release();
-        }
+        self.allow_auto_advance();
         None
     }
     fn completed_unjoined(&self) {
         // No joiner was waiting (its `JoinHandle` is unpolled): the output is already there.
-        #[cfg(feature = "test-util")]
-        if let Some(inhibit) = &self.inhibit {
-            inhibit.release();
-        }
+        self.allow_auto_advance();
     }
     fn bind(&self, task: Task<Self>) -> bool {
         drop(task);

@@ -207,31 +207,29 @@ pub(crate) fn is_entered() -> bool {
 
 /// Set while a task is being polled: its id, and a fresh coop budget.
 pub(crate) struct TaskGuard {
-    prev_id: Option<Id>,
+    _id: TaskIdGuard,
     _budget: crate::task::coop::BudgetGuard,
 }
 
 impl TaskGuard {
     #[inline]
     pub(crate) fn enter(id: Id) -> TaskGuard {
-        let prev_id = CONTEXT.try_with(|c| c.task_id.replace(Some(id))).ok().flatten();
-        TaskGuard { prev_id, _budget: crate::task::coop::BudgetGuard::new(Some(crate::task::coop::BUDGET)) }
+        TaskGuard {
+            _id: TaskIdGuard::enter(id),
+            _budget: crate::task::coop::BudgetGuard::new(Some(crate::task::coop::BUDGET)),
+        }
     }
 }
 
-impl Drop for TaskGuard {
-    fn drop(&mut self) {
-        let _ = CONTEXT.try_with(|c| c.task_id.set(self.prev_id));
-    }
-}
-
-/// Makes `id` the current task id (no coop budget) while a task's future or output is dropped
-/// outside a poll: at completion, cancellation, or by its `JoinHandle`.
+/// Makes `id` the current task id (no coop budget): part of `TaskGuard` for a poll, and alone
+/// while a task's future or output is dropped outside a poll (completion, cancellation, or by
+/// its `JoinHandle`).
 pub(crate) struct TaskIdGuard {
     prev_id: Option<Id>,
 }
 
 impl TaskIdGuard {
+    #[inline]
     pub(crate) fn enter(id: Id) -> TaskIdGuard {
         TaskIdGuard { prev_id: CONTEXT.try_with(|c| c.task_id.replace(Some(id))).ok().flatten() }
     }

@@ -51,6 +51,12 @@ impl Instant {
         self.std.checked_sub(duration).map(Instant::from_std)
     }
 
+    /// `self + d`, or `far_future()` where that overflows: deadlines built from user durations
+    /// (`Duration::MAX` means "never", as in tokio).
+    pub(crate) fn add_or_far_future(self, d: Duration) -> Instant {
+        self.checked_add(d).unwrap_or_else(Instant::far_future)
+    }
+
     /// An instant so far ahead that it never comes (about 30 years).
     pub(crate) fn far_future() -> Instant {
         Instant::now() + Duration::from_secs(86_400 * 365 * 30)

@@ -20,17 +20,11 @@ pub enum MissedTickBehavior {
     Skip,
 }
 
-/// `at + d`, or an instant that never comes if that overflows (`Duration::MAX` periods and
-/// resets are allowed, as in tokio).
-fn after(at: Instant, d: Duration) -> Instant {
-    at.checked_add(d).unwrap_or_else(Instant::far_future)
-}
-
 impl MissedTickBehavior {
     fn next_timeout(self, timeout: Instant, now: Instant, period: Duration) -> Instant {
         match self {
-            MissedTickBehavior::Burst => after(timeout, period),
-            MissedTickBehavior::Delay => after(now, period),
+            MissedTickBehavior::Burst => timeout.add_or_far_future(period),
+            MissedTickBehavior::Delay => now.add_or_far_future(period),
             MissedTickBehavior::Skip => {
                 let late = now.saturating_duration_since(timeout).as_nanos();
                 let rem = late % period.as_nanos();
@@ -38,7 +32,7 @@ impl MissedTickBehavior {
                 // underflow.
                 let rem = Duration::new((rem / 1_000_000_000) as u64, (rem % 1_000_000_000) as u32);
                 let to_next = period - rem;
-                after(now, to_next)
+                now.add_or_far_future(to_next)
             }
         }
     }
@@ -78,7 +72,7 @@ impl Interval {
         let next = if now.saturating_duration_since(timeout) > Duration::from_millis(5) {
             self.missed_tick_behavior.next_timeout(timeout, now, self.period)
         } else {
-            after(timeout, self.period)
+            timeout.add_or_far_future(self.period)
         };
         self.delay.as_mut().reset(next);
         Poll::Ready(timeout)
@@ -86,7 +80,7 @@ impl Interval {
 
     /// Restarts the schedule: the next tick is one period from now.
     pub fn reset(&mut self) {
-        self.delay.as_mut().reset(after(Instant::now(), self.period));
+        self.delay.as_mut().reset(Instant::now().add_or_far_future(self.period));
     }
 
     /// The next tick completes immediately.
@@ -95,7 +89,7 @@ impl Interval {
     }
 
     pub fn reset_after(&mut self, delay: Duration) {
-        self.delay.as_mut().reset(after(Instant::now(), delay));
+        self.delay.as_mut().reset(Instant::now().add_or_far_future(delay));
     }
 
     pub fn reset_at(&mut self, deadline: Instant) {

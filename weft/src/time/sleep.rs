@@ -42,7 +42,7 @@ pin_project_lite::pin_project! {
 /// Waits until `duration` has elapsed. Panics outside a runtime with timers enabled.
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
-    let deadline = Instant::now().checked_add(duration).unwrap_or_else(Instant::far_future);
+    let deadline = Instant::now().add_or_far_future(duration);
     Sleep::new(deadline)
 }
 

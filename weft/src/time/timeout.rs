@@ -12,7 +12,7 @@ use super::{sleep_until, Instant, Sleep};
 /// dropped with the `Timeout`). Works on every weft future, I/O included.
 #[track_caller]
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    let deadline = Instant::now().checked_add(duration).unwrap_or_else(Instant::far_future);
+    let deadline = Instant::now().add_or_far_future(duration);
     Timeout { value: future, delay: sleep_until(deadline) }
 }
 
