@@ -33,6 +33,62 @@ fn yield_loop_does_not_starve_tasks_or_timers() {
     }
 }
 
+/// Yielding tasks wait until the worker's queue and the injection queue are empty (they are
+/// deferred, as in tokio), so work spawned from outside the runtime is not held back by tasks
+/// that keep yielding. One worker; four yielders sit in its local queue while 1,000 tasks
+/// are spawned from outside (the worker is held by a task meanwhile, so all 1,000 are in the
+/// injection queue when the yielders start). Deferred: the worker takes the injection queue
+/// in batches whenever its own queue drains, a few dozen yields in all. Yields re-queued at
+/// the back of the local queue kept it non-empty, and the injection queue gave one task per
+/// `global_queue_interval` (31) ticks: ~30,000 yields.
+#[test]
+fn yielding_tasks_do_not_hold_back_remote_spawns() {
+    const REMOTE: usize = 1_000;
+    let rt =
+        weft::runtime::Builder::new_multi_thread().worker_threads(1).compensate_blocked_workers(false).build().unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let yields = Arc::new(AtomicUsize::new(0));
+    let (pushed_tx, pushed_rx) = std::sync::mpsc::channel::<()>();
+    let (holding_tx, holding_rx) = std::sync::mpsc::channel::<()>();
+    let mut yielders = Vec::new();
+    rt.block_on(async {
+        let (ran2, yields2) = (ran.clone(), yields.clone());
+        // The holder runs on the worker: it spawns the yielders there (its local queue), then
+        // blocks the worker until every remote spawn has been queued.
+        let holder = rt.spawn(async move {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    let (ran, yields) = (ran2.clone(), yields2.clone());
+                    weft::spawn(async move {
+                        while ran.load(SeqCst) < REMOTE {
+                            yields.fetch_add(1, SeqCst);
+                            weft::task::yield_now().await;
+                        }
+                    })
+                })
+                .collect();
+            holding_tx.send(()).unwrap();
+            pushed_rx.recv().unwrap();
+            handles
+        });
+        holding_rx.recv().unwrap();
+        for _ in 0..REMOTE {
+            let ran = ran.clone();
+            drop(weft::spawn(async move {
+                ran.fetch_add(1, SeqCst);
+            }));
+        }
+        pushed_tx.send(()).unwrap();
+        yielders = holder.await.unwrap();
+        for y in yielders.drain(..) {
+            y.await.unwrap();
+        }
+    });
+    assert_eq!(ran.load(SeqCst), REMOTE);
+    let yields = yields.load(SeqCst);
+    assert!(yields < 2_000, "{yields} yields before 1,000 remote spawns ran (deferral would need a few dozen)");
+}
+
 #[test]
 fn coop_budget_makes_ready_loops_yield() {
     // A task that awaits always-ready JoinHandles in a loop must still let a neighbour run on

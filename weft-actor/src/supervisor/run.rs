@@ -178,6 +178,11 @@ impl Supervisor {
 
     async fn serve(&mut self) -> ExitReason {
         loop {
+            // One unit of the task's cooperative budget per signal: a storm of exits (10,000
+            // children panicking at once) is otherwise handled in one poll and holds a worker
+            // for tens of milliseconds (the runtime's blocking detector reported 30–57 ms in
+            // `weft-lab actors --filter panic`); with the budget it yields every 128 signals.
+            weft::task::consume_budget().await;
             match self.cell.recv_signal().await {
                 Signal::Stop => {
                     self.stop_all().await;
@@ -213,6 +218,9 @@ impl Supervisor {
 
     /// Starts child `i` and waits until its `started` hook has returned.
     async fn start(&mut self, i: usize) {
+        // Starting runs the child's `started` here (see `spawn_supervised`): a budget unit per
+        // start, so starting or restarting thousands of children yields like `serve` does.
+        weft::task::consume_budget().await;
         let Started { cell, join, handle, ready } = (self.children[i].spec.start)(self.cell.clone()).await;
         self.by_actor.insert(cell.id(), self.children[i].key);
         self.children[i].running = Some(Running { cell, join, handle });
