@@ -380,7 +380,10 @@ impl Context {
             // timers (and later I/O) keep being served. See the parking essay.
             // Measured cost: hyper at 1 connection, ~0.8–1.8 futex calls per request (strace -c -f) and server
             // CPU/request 1.6× tokio-mt's (19–20 vs 12 µs, `weft-lab http-hello --connections 1`); a lazy hand-off
-            // (a monitor noticing an unattended driver) would remove it.
+            // (a monitor noticing an unattended driver) would remove it. Tried (session 5, not kept): skipping this
+            // notify altogether, A/B in one build: server CPU/request ÷ tokio-mt 1.36× without vs 1.48× with at 1
+            // connection, 1.02× vs 1.01× at 64 (`http-hello --connections 1,64 --rounds 4`): within noise, so the
+            // monitor-side hand-off it would need was not built.
             self.handle.notify_parked();
         }
         if let Some(f) = &config.on_thread_unpark {
