@@ -33,30 +33,29 @@ fn yield_loop_does_not_starve_tasks_or_timers() {
     }
 }
 
-/// Yielding tasks wait until the worker's queue and the injection queue are empty (they are
-/// deferred, as in tokio), so work spawned from outside the runtime is not held back by tasks
-/// that keep yielding. One worker; four yielders sit in its local queue while 1,000 tasks
-/// are spawned from outside (the worker is held by a task meanwhile, so all 1,000 are in the
-/// injection queue when the yielders start). Deferred: the worker takes the injection queue
-/// in batches whenever its own queue drains, a few dozen yields in all. Yields re-queued at
-/// the back of the local queue kept it non-empty, and the injection queue gave one task per
-/// `global_queue_interval` (31) ticks: ~30,000 yields.
+/// Yielding tasks wait until the local queue and the injection queue are empty when remote
+/// work is waiting (they are deferred), so work spawned from outside is not held back by
+/// tasks that keep yielding. Four yielders sit in the local queue while 1,000 tasks are
+/// spawned from another thread (the runtime's thread is held meanwhile, so all 1,000 are in
+/// the injection queue when the yielders start). Deferred: the injection queue is served
+/// whenever the local queue drains, a few dozen yields in all. Yields re-queued at the back
+/// of the local queue kept it non-empty, and the injection queue gave one task per
+/// `global_queue_interval` (31) ticks: ~30,000 yields (both flavors, before the change).
 #[test]
 fn yielding_tasks_do_not_hold_back_remote_spawns() {
     const REMOTE: usize = 1_000;
-    let rt =
+    let one_worker =
         weft::runtime::Builder::new_multi_thread().worker_threads(1).compensate_blocked_workers(false).build().unwrap();
-    let ran = Arc::new(AtomicUsize::new(0));
-    let yields = Arc::new(AtomicUsize::new(0));
-    let (pushed_tx, pushed_rx) = std::sync::mpsc::channel::<()>();
-    let (holding_tx, holding_rx) = std::sync::mpsc::channel::<()>();
-    let mut yielders = Vec::new();
-    rt.block_on(async {
+    let current = weft::runtime::Builder::new_current_thread().build().unwrap();
+    for (name, rt) in [("multi-thread, 1 worker", one_worker), ("current-thread", current)] {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let yields = Arc::new(AtomicUsize::new(0));
+        let handle = rt.handle().clone();
         let (ran2, yields2) = (ran.clone(), yields.clone());
-        // The holder runs on the worker: it spawns the yielders there (its local queue), then
-        // blocks the worker until every remote spawn has been queued.
-        let holder = rt.spawn(async move {
-            let handles: Vec<_> = (0..4)
+        // Runs on the runtime's one thread: spawns the yielders there (its local queue), then
+        // holds the thread until every remote spawn (from another thread) has been queued.
+        let body = async move {
+            let yielders: Vec<_> = (0..4)
                 .map(|_| {
                     let (ran, yields) = (ran2.clone(), yields2.clone());
                     weft::spawn(async move {
@@ -67,26 +66,26 @@ fn yielding_tasks_do_not_hold_back_remote_spawns() {
                     })
                 })
                 .collect();
-            holding_tx.send(()).unwrap();
-            pushed_rx.recv().unwrap();
-            handles
-        });
-        holding_rx.recv().unwrap();
-        for _ in 0..REMOTE {
-            let ran = ran.clone();
-            drop(weft::spawn(async move {
-                ran.fetch_add(1, SeqCst);
-            }));
-        }
-        pushed_tx.send(()).unwrap();
-        yielders = holder.await.unwrap();
-        for y in yielders.drain(..) {
-            y.await.unwrap();
-        }
-    });
-    assert_eq!(ran.load(SeqCst), REMOTE);
-    let yields = yields.load(SeqCst);
-    assert!(yields < 2_000, "{yields} yields before 1,000 remote spawns ran (deferral would need a few dozen)");
+            let ran3 = ran2.clone();
+            std::thread::spawn(move || {
+                for _ in 0..REMOTE {
+                    let ran = ran3.clone();
+                    drop(handle.spawn(async move {
+                        ran.fetch_add(1, SeqCst);
+                    }));
+                }
+            })
+            .join()
+            .unwrap();
+            for y in yielders {
+                y.await.unwrap();
+            }
+        };
+        rt.block_on(async { rt.spawn(body).await.unwrap() });
+        assert_eq!(ran.load(SeqCst), REMOTE, "{name}");
+        let yields = yields.load(SeqCst);
+        assert!(yields < 2_000, "{name}: {yields} yields before 1,000 remote spawns ran (deferral needs a few dozen)");
+    }
 }
 
 #[test]

@@ -6,6 +6,10 @@
 //! local `VecDeque` with no synchronisation; from other threads they go to the injection
 //! queue (a mutex) and unpark the driver. Every `global_queue_interval` ticks the injection
 //! queue is served first; every `event_interval` ticks the driver is polled without blocking.
+//! A task that yields while the injection queue holds work waits in `Core::deferred` until the
+//! local and injection queues are empty (as on the multi-thread workers, see the essay in
+//! `multi_thread/worker.rs`): tasks that keep yielding would otherwise keep the local queue
+//! non-empty and let remote work in one task per `global_queue_interval` ticks.
 //!
 //! If another thread's `block_on` holds the core, this `block_on` polls its own future on its
 //! own thread (`ParkThread::block_on`, the crate's one block-on loop) and retries taking the
@@ -51,15 +55,29 @@ pub(crate) struct Handle {
 
 pub(crate) struct Core {
     tasks: VecDeque<Runnable<Arc<Handle>>>,
+    /// Tasks that yielded while remote work waited (see the module comment).
+    deferred: Vec<Runnable<Arc<Handle>>>,
     tick: u32,
     driver: Option<Driver>,
     metrics: MetricsBatch,
 }
 
 impl Core {
+    /// The local and injection queues are empty: returns the first deferred task and moves
+    /// the others to the local queue.
+    fn requeue_deferred(&mut self) -> Option<Runnable<Arc<Handle>>> {
+        let mut deferred = self.deferred.drain(..);
+        let first = deferred.next()?;
+        self.tasks.extend(deferred);
+        Some(first)
+    }
+
     /// Cancels the queued tasks and stops the driver (shutdown).
     fn shutdown(&mut self, driver_handle: &driver::Handle) {
         while let Some(task) = self.tasks.pop_front() {
+            task.shutdown();
+        }
+        for task in self.deferred.drain(..) {
             task.shutdown();
         }
         if let Some(mut driver) = self.driver.take() {
@@ -90,6 +108,7 @@ pub(crate) fn create(
         woken: AtomicBool::new(false),
         core: Mutex::new(Some(Box::new(Core {
             tasks: VecDeque::with_capacity(64),
+            deferred: Vec::new(),
             tick: 0,
             driver: Some(driver),
             metrics: MetricsBatch::new(config.metrics.poll_time_histogram),
@@ -219,9 +238,9 @@ impl Handle {
             for _ in 0..this.config.event_interval {
                 core.tick = core.tick.wrapping_add(1);
                 let task = if core.tick.is_multiple_of(gqi) {
-                    this.pop_remote().or_else(|| core.tasks.pop_front())
+                    this.pop_remote().or_else(|| core.tasks.pop_front()).or_else(|| core.requeue_deferred())
                 } else {
-                    core.tasks.pop_front().or_else(|| this.pop_remote())
+                    core.tasks.pop_front().or_else(|| this.pop_remote()).or_else(|| core.requeue_deferred())
                 };
                 let Some(task) = task else {
                     let woken = this.woken.load(Acquire);
@@ -332,11 +351,15 @@ impl Context {
         }
     }
 
-    fn schedule(&self, task: Runnable<Arc<Handle>>) -> Result<(), Runnable<Arc<Handle>>> {
+    fn schedule(&self, task: Runnable<Arc<Handle>>, yielded: bool) -> Result<(), Runnable<Arc<Handle>>> {
         match self.core.borrow_mut().as_mut() {
             Some(core) => {
                 core.metrics.inc_local_schedule();
-                core.tasks.push_back(task);
+                if yielded && self.handle.inject_len.load(Relaxed) > 0 {
+                    core.deferred.push(task);
+                } else {
+                    core.tasks.push_back(task);
+                }
                 Ok(())
             }
             None => Err(task),
@@ -388,17 +411,27 @@ impl Handle {
     }
 }
 
-impl Schedule for Arc<Handle> {
-    fn schedule(&self, task: Runnable<Self>) {
+impl Handle {
+    fn schedule_task(self: &Arc<Self>, task: Runnable<Arc<Self>>, yielded: bool) {
         let task = context::with_scheduler(|cx| match cx {
             Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, self) => {
-                cx.schedule(task).err()
+                cx.schedule(task, yielded).err()
             }
             _ => Some(task),
         });
         if let Some(task) = task {
             self.push_remote(task);
         }
+    }
+}
+
+impl Schedule for Arc<Handle> {
+    fn schedule(&self, task: Runnable<Self>) {
+        self.schedule_task(task, false);
+    }
+
+    fn yield_now(&self, task: Runnable<Self>) {
+        self.schedule_task(task, true);
     }
 
     fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
