@@ -266,4 +266,10 @@ impl Unparker {
     pub(crate) fn unpark(&self, handle: &driver::Handle) {
         self.inner.unpark(Some(handle));
     }
+
+    /// Whether the worker sleeps inside the driver right now. A hint (relaxed, may be stale):
+    /// the monitor uses it to decide whether to wake a sleeper to take the driver over.
+    pub(crate) fn is_in_driver(&self) -> bool {
+        self.inner.state.load(Relaxed) == PARKED_DRIVER
+    }
 }

@@ -420,27 +420,27 @@ impl Handle {
 }
 
 impl Handle {
-    #[inline]
-    fn schedule_task(self: &Arc<Self>, task: Runnable<Arc<Self>>, yielded: bool) {
+    // (`me: &Arc<Self>` rather than `self: &Arc<Self>`: loom's `Arc` is not a method receiver.)
+    fn schedule_task(me: &Arc<Self>, task: Runnable<Arc<Self>>, yielded: bool) {
         let task = context::with_scheduler(|cx| match cx {
-            Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, self) => {
+            Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, me) => {
                 cx.schedule(task, yielded).err()
             }
             _ => Some(task),
         });
         if let Some(task) = task {
-            self.push_remote(task);
+            me.push_remote(task);
         }
     }
 }
 
 impl Schedule for Arc<Handle> {
     fn schedule(&self, task: Runnable<Self>) {
-        self.schedule_task(task, false);
+        Handle::schedule_task(self, task, false);
     }
 
     fn yield_now(&self, task: Runnable<Self>) {
-        self.schedule_task(task, true);
+        Handle::schedule_task(self, task, true);
     }
 
     fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {

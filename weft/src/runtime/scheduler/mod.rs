@@ -62,11 +62,17 @@
 //! *Hand-off.* The driver is only held *while parked*. When the owner wakes to run work (a
 //! timer fired for one of its tasks, or it was unparked), that work may block for a long time
 //! (a slow poll, a blocking call), and the other idle workers sleep on their condvars, not in
-//! the driver: nobody would fire timers or read I/O. So a worker leaving the driver wakes one
-//! sleeper (the ordinary `notify_parked`, which skips the wake if a worker is searching — a
-//! searcher parks, and takes the driver, soon anyway); the woken worker finds nothing to do,
-//! parks, and wins the driver's `try_lock` — and from then on it, not the busy former owner,
-//! blocks in `epoll_wait`, so sockets are read while the long-running task runs.
+//! the driver: nobody would fire timers or read I/O. So the driver is handed to a sleeper: the
+//! ordinary `notify_parked` wakes one (skipped if a worker is searching — a searcher parks, and
+//! takes the driver, soon anyway); it finds nothing to do, parks, and wins the driver's
+//! `try_lock` — and from then on it, not the busy former owner, blocks in `epoll_wait`, so
+//! sockets are read while the long-running task runs. The hand-over is *lazy*: the monitor
+//! (`multi_thread/monitor.rs`) does it once a worker has been in one poll for a whole sample
+//! and nobody sleeps in the driver, sampling at least every 1 ms while a worker polls and
+//! another sleeps. Handing over every time a worker left the driver (as before) cost a futex
+//! wake and a thread switch per request at low load: hyper hello at 1 connection, server CPU
+//! per request 1.32–1.50× tokio-mt's with it, 0.98× without (`weft-lab http-hello
+//! --connections 1`); without a monitor (threshold 0) the hand-over stays eager.
 //! `tests/fairness.rs` has the scenario that failed
 //! (a timer 366 ms late behind a 400 ms blocking poll) before this was added. Timers registered
 //! with an earlier deadline than the one the owner sleeps until unpark the driver, which then

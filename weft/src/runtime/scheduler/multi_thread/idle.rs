@@ -82,6 +82,11 @@ impl Idle {
         Some(worker)
     }
 
+    /// A cheap, possibly stale guess of whether some worker is registered as a sleeper.
+    pub(crate) fn has_sleepers(&self) -> bool {
+        State(self.state.load(Relaxed)).num_unparked() < self.num_workers
+    }
+
     /// A cheap, possibly stale guess of whether `worker_to_notify` would wake anybody. Only for
     /// work queued on an awake worker, which runs it itself if nobody comes (so a stale "no"
     /// costs parallelism, never a lost wake-up). Keeps the spawn path free of shared RMWs.

@@ -186,6 +186,11 @@ impl Handle {
         }
     }
 
+    /// Whether nobody sleeps in the driver (a hint for the monitor's lazy hand-over).
+    pub(crate) fn driver_unattended(&self) -> bool {
+        !self.shared.remotes.iter().any(|r| r.unpark.is_in_driver())
+    }
+
     /// As `notify_parked`, for work queued on an awake worker: that worker will run the task
     /// itself if nobody comes, so this is an optimisation, not a correctness requirement.
     fn notify_parked_hint(&self) {

@@ -10,11 +10,25 @@
 //!
 //! Sampling: the monitor sleeps 20 µs, doubling after each quiet sample up to
 //! `min(10 ms, threshold / 2)`, so a poll is noticed at most ~1.5 × threshold after it began.
-//! When every worker has been parked for a whole sample it parks itself on a condvar; the
-//! first worker to wake sees the `parked` flag and wakes it (an RMW setting its own `awake`
+//! When no worker has polled anything for `PARK_AFTER_IDLE` (and every worker is parked) it
+//! parks itself on a condvar; the first worker to wake sees the `parked` flag and wakes it (an RMW setting its own `awake`
 //! flag then an RMW reading `parked`, mirrored by the monitor: whichever side goes second
 //! sees the other, so the monitor never sleeps through a busy runtime; plain SeqCst
 //! store/load pairs are not enough under loom, whose model found the lost wake-up).
+//!
+//! The monitor also hands the driver over lazily: a worker that wakes in the driver with work
+//! leaves it unattended (waking a sleeper for it every time cost a futex wake and a switch per
+//! request at low load, see `worker.rs` `park`); when the monitor finds a worker inside one
+//! poll for a whole sample and nobody in the driver, it wakes a sleeper, which takes it. While
+//! a worker polls while another sleeps, the monitor samples at least every `HANDOFF_INTERVAL`.
+//!
+//! Why not park as soon as one sample finds every worker parked (as before): a server at low
+//! load parks its workers between requests, so the monitor parked and was woken once per
+//! request — a futex wake, a thread switch and a sample for each. `strace -f -c` of `weft-lab
+//! __http_server --runtime weft-mt` under 20,000 sequential keep-alive requests: 43,311 futex
+//! calls (tokio: 6), of which ~1 per request was the monitor's. Sampling on through short idle
+//! gaps costs at most one wake-up per capped interval instead (≤ 200/s), and an idle runtime
+//! still parks it after `PARK_AFTER_IDLE`.
 
 use std::collections::VecDeque;
 use std::panic::Location;
@@ -34,6 +48,13 @@ const RECENT_CAPACITY: usize = 64;
 const WARN_INTERVAL: Duration = Duration::from_secs(1);
 const MIN_INTERVAL: Duration = Duration::from_micros(20);
 const MAX_INTERVAL: Duration = Duration::from_millis(10);
+/// Longest sampling interval while a worker polls and another sleeps: bounds how long timers
+/// and I/O wait for the lazy driver hand-over to about twice this (with the 5 ms cap alone,
+/// `weft-lab blocking-resilience` saw its 10 ms timer fire 2.3–2.4 ms late in 2 of 16 rows
+/// while a worker blocked; eager hand-over: ≤ 0.13 ms; tokio, which hands nothing over: 1.7 ms).
+const HANDOFF_INTERVAL: Duration = Duration::from_millis(1);
+/// The monitor parks only after this long without a single poll on any worker.
+const PARK_AFTER_IDLE: Duration = Duration::from_millis(50);
 
 /// What the builder configured for detection and compensation.
 #[derive(Clone, Copy, Debug)]
@@ -238,6 +259,7 @@ pub(crate) fn run(handle: Arc<Handle>) {
     let mut interval = MIN_INTERVAL;
     let mut last_warning = None;
     let mut park = false;
+    let mut last_activity = now;
     let mut scratch = super::compensate::Scratch::new(monitor.slots.len());
     while monitor.sleep(interval, park) {
         if park {
@@ -245,11 +267,15 @@ pub(crate) fn run(handle: Arc<Handle>) {
         }
         let now = Instant::now();
         let mut awake = false;
+        let mut polling = false;
+        let mut in_one_poll = false;
         let mut stuck = Vec::new();
         for (w, (slot, s)) in monitor.slots.iter().zip(seen.iter_mut()).enumerate() {
             let seq = slot.seq();
-            awake |= seq & 1 == 1 || slot.awake.load(Relaxed);
+            polling |= seq & 1 == 1;
+            awake |= seq & 1 == 1 || slot.awake.load(Relaxed) || seq != s.seq;
             if seq == s.seq && seq & 1 == 1 {
+                in_one_poll = true;
                 if s.long.is_none() && now - s.since >= threshold {
                     s.long = slot.task(seq);
                     if s.long.is_some() {
@@ -267,11 +293,25 @@ pub(crate) fn run(handle: Arc<Handle>) {
             }
             *s = Seen { seq, since: now, long: None };
         }
+        let sleepers = polling && handle.shared.idle.has_sleepers();
+        if in_one_poll && sleepers && handle.driver_unattended() {
+            // A worker has been in one poll for at least a sample and nobody sleeps in the
+            // driver: a sleeper takes it over now (timers and I/O keep being served).
+            handle.notify_parked();
+        }
         if monitor.config.compensate && !stuck.is_empty() {
             super::compensate::compensate(&handle, &stuck, &mut scratch);
         }
         interval = (interval * 2).min(cap);
-        park = !awake && stuck.is_empty();
+        if sleepers {
+            // A worker polls while another sleeps: the driver may be left unattended, so
+            // sample again within `HANDOFF_INTERVAL` to keep its wait short.
+            interval = interval.min(HANDOFF_INTERVAL);
+        }
+        if awake {
+            last_activity = now;
+        }
+        park = !awake && stuck.is_empty() && now - last_activity >= PARK_AFTER_IDLE;
     }
     // Shutdown: long polls noticed but not yet seen ending are recorded as they stand.
     let now = Instant::now();

@@ -382,16 +382,17 @@ impl Context {
         // remove ourselves from the sleepers and count as unparked, not searching.
         core.is_searching = !idle.unpark_worker_by_id(self.index);
         self.handle.monitor.worker_awake(self.index);
-        if drove && !core.is_shutdown {
-            // We leave the driver to run work, which may take long: wake a sleeper (if nobody
-            // is searching, who would park soon anyway) so that it parks in the driver and
-            // timers (and later I/O) keep being served. See the parking essay.
-            // Measured cost: hyper at 1 connection, ~0.8–1.8 futex calls per request (strace -c -f) and server
-            // CPU/request 1.6× tokio-mt's (19–20 vs 12 µs, `weft-lab http-hello --connections 1`); a lazy hand-off
-            // (a monitor noticing an unattended driver) would remove it. Tried (session 5, not kept): skipping this
-            // notify altogether, A/B in one build: server CPU/request ÷ tokio-mt 1.36× without vs 1.48× with at 1
-            // connection, 1.02× vs 1.01× at 64 (`http-hello --connections 1,64 --rounds 4`): within noise, so the
-            // monitor-side hand-off it would need was not built.
+        if drove && !core.is_shutdown && !self.handle.monitor.enabled() {
+            // We leave the driver to run work, which may take long: with no monitor to notice
+            // (threshold 0), wake a sleeper now so that it parks in the driver and timers and
+            // I/O keep being served. With the monitor this hand-over is lazy (`monitor.rs`):
+            // done only once a poll has lasted a whole sample. Eagerly, it cost ~1 futex wake
+            // and a thread switch per request at low load: `strace -f -c` of the hyper hello
+            // server (`weft-lab __http_server --runtime weft-mt`) under 20,000 sequential
+            // keep-alive requests, 43,311 futex calls (tokio: 6); without it, see the note in
+            // `monitor.rs`. (Session 5 first tried dropping the wake with no monitor fallback
+            // behind an environment switch read on every park: CPU/request within noise, the
+            // switch itself costing what it saved.)
             self.handle.notify_parked();
         }
         if let Some(f) = &config.on_thread_unpark {
