@@ -49,7 +49,8 @@ const WARN_INTERVAL: Duration = Duration::from_secs(1);
 const MIN_INTERVAL: Duration = Duration::from_micros(20);
 const MAX_INTERVAL: Duration = Duration::from_millis(10);
 /// Longest sampling interval while a worker polls and another sleeps: bounds how long timers
-/// and I/O wait for the lazy driver hand-over to about twice this (with the 5 ms cap alone,
+/// and I/O wait for the lazy driver hand-over to about twice this (sampling fast only once a
+/// sample had found the driver unattended, the first look could take the full 5 ms interval:
 /// `weft-lab blocking-resilience` saw its 10 ms timer fire 2.3–2.4 ms late in 2 of 16 rows
 /// while a worker blocked; eager hand-over: ≤ 0.13 ms; tokio, which hands nothing over: 1.7 ms).
 const HANDOFF_INTERVAL: Duration = Duration::from_millis(1);
