@@ -48,11 +48,12 @@ const RECENT_CAPACITY: usize = 64;
 const WARN_INTERVAL: Duration = Duration::from_secs(1);
 const MIN_INTERVAL: Duration = Duration::from_micros(20);
 const MAX_INTERVAL: Duration = Duration::from_millis(10);
-/// Longest sampling interval while a worker polls and another sleeps: bounds how long timers
-/// and I/O wait for the lazy driver hand-over to about twice this (sampling fast only once a
-/// sample had found the driver unattended, the first look could take the full 5 ms interval:
+/// Longest sampling interval after a sample found a worker polling while another sleeps: once
+/// the monitor has seen that, timers and I/O wait at most about twice this for the lazy driver
+/// hand-over (the first such sample can take the interval in force, ≤ 5 ms). Sampling fast only
+/// once a sample had found the driver itself unattended (the first version) waited longer:
 /// `weft-lab blocking-resilience` saw its 10 ms timer fire 2.3–2.4 ms late in 2 of 16 rows
-/// while a worker blocked; eager hand-over: ≤ 0.13 ms; tokio, which hands nothing over: 1.7 ms).
+/// while a worker blocked (eager hand-over: ≤ 0.13 ms; tokio, which hands nothing over: 1.7 ms).
 const HANDOFF_INTERVAL: Duration = Duration::from_millis(1);
 /// The monitor parks only after this long without a single poll on any worker.
 const PARK_AFTER_IDLE: Duration = Duration::from_millis(50);
