@@ -11,16 +11,17 @@
 //! Sampling: the monitor sleeps 20 µs, doubling after each quiet sample up to
 //! `min(10 ms, threshold / 2)`, so a poll is noticed at most ~1.5 × threshold after it began.
 //! When no worker has polled anything for `PARK_AFTER_IDLE` (and every worker is parked) it
-//! parks itself on a condvar; the first worker to wake sees the `parked` flag and wakes it (an RMW setting its own `awake`
-//! flag then an RMW reading `parked`, mirrored by the monitor: whichever side goes second
+//! parks itself on a condvar; the first worker to wake sees the `parked` flag and wakes it
+//! (an RMW setting its own `awake` flag then an RMW reading `parked`, mirrored by the
+//! monitor: whichever side goes second
 //! sees the other, so the monitor never sleeps through a busy runtime; plain SeqCst
 //! store/load pairs are not enough under loom, whose model found the lost wake-up).
 //!
 //! The monitor also hands the driver over lazily: a worker that wakes in the driver with work
 //! leaves it unattended (waking a sleeper for it every time cost a futex wake and a switch per
 //! request at low load, see `worker.rs` `park`); when the monitor finds a worker inside one
-//! poll for a whole sample and nobody in the driver, it wakes a sleeper, which takes it. While
-//! a worker polls while another sleeps, the monitor samples at least every `HANDOFF_INTERVAL`.
+//! poll for a whole sample and nobody in the driver, it wakes a sleeper, which takes it. As
+//! long as one worker polls and another sleeps, it samples at least every `HANDOFF_INTERVAL`.
 //!
 //! Why not park as soon as one sample finds every worker parked (as before): a server at low
 //! load parks its workers between requests, so the monitor parked and was woken once per

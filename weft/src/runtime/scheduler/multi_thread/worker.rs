@@ -4,7 +4,14 @@
 //! the injection queue (every `global_queue_interval` ticks the injection queue goes first,
 //! so remote work is never starved by a busy local queue), the tasks that yielded (below),
 //! a sibling's queue (stealing half), and finally it parks (see the parking essay in
-//! `scheduler/mod.rs`: why it does not spin).
+//! `scheduler/mod.rs`: why it does not spin). Every `event_interval` ticks it polls the
+//! driver without blocking, and checks for shutdown.
+//!
+//! The LIFO slot holds the task most recently *woken* by the running task (message passing:
+//! the receiver runs next, while the sender's data is hot in cache). At most
+//! `MAX_LIFO_POLLS` tasks run back to back from the slot; then the slot's task goes to the
+//! back of the queue, so two tasks waking each other cannot monopolise the worker. Spawned
+//! and yielding tasks go to the back of the queue (or the deferred list), never to the slot.
 //!
 //! A task that yields (`yield_now`, or a leaf future that ran out of cooperative budget)
 //! while remote work waits in the injection queue is *deferred*: it waits in `Core::deferred`
@@ -22,7 +29,7 @@
 //! for the search) per yield; like the local queue's tasks while it kept running them, they
 //! are not stealable while deferred. Unlike tokio, the driver is not polled before deferred
 //! tasks run again (I/O is polled every `event_interval` ticks, as for any busy worker).
-
+//!
 //! While a task runs, the worker's `Core` sits in `Context::core` so that spawns and wakes
 //! issued by the task reach the local queue without any synchronisation. `block_in_place`
 //! takes it from there and hands it to another thread (`handoff.rs`); the loop then ends on
@@ -391,8 +398,8 @@ impl Context {
             // server (`weft-lab __http_server --runtime weft-mt`) under 20,000 sequential
             // keep-alive requests, 43,311 futex calls (tokio: 6); without it, see the note in
             // `monitor.rs`. (Session 5 first tried dropping the wake with no monitor fallback
-            // behind an environment switch read on every park: CPU/request within noise, the
-            // switch itself costing what it saved.)
+            // behind an environment switch read on every park: CPU/request within noise, as the
+            // monitor's own park/unpark per request, found later, still cost a futex pair.)
             self.handle.notify_parked();
         }
         if let Some(f) = &config.on_thread_unpark {
