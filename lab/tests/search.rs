@@ -8,7 +8,7 @@ use std::sync::Arc;
 use weft_lab::search::corpus::{self, CorpusSpec};
 use weft_lab::search::engines::{self, Engine, RunSpec, SearchOutcome};
 use weft_lab::search::query::Query;
-use weft_lab::search::record::MAX_LINE;
+use weft_lab::search::record::{JsonParser, MAX_LINE};
 
 fn q(s: &str) -> Query {
     Query::parse(s).unwrap_or_else(|e| panic!("{s:?}: {e}"))
@@ -93,12 +93,14 @@ fn all_engines(files: &[PathBuf], query: &str, limit: usize) -> SearchOutcome {
     let query = Arc::new(q(query));
     let mut first: Option<SearchOutcome> = None;
     for engine in Engine::ALL {
-        let spec = RunSpec { engine, pool: None, workers: 2, limit };
-        let outcomes = engines::run_files(&spec, files, query.clone()).expect("engine runs");
-        let out = engines::merge(files, Vec::new(), outcomes, limit);
-        match &first {
-            None => first = Some(out),
-            Some(want) => assert_eq!(want, &out, "{} differs", engine.name()),
+        for parser in JsonParser::ALL {
+            let spec = RunSpec { engine, pool: None, workers: 2, limit, parser };
+            let outcomes = engines::run_files(&spec, files, query.clone()).expect("engine runs");
+            let out = engines::merge(files, Vec::new(), outcomes, limit);
+            match &first {
+                None => first = Some(out),
+                Some(want) => assert_eq!(want, &out, "{} with {} differs", engine.name(), parser.name()),
+            }
         }
     }
     first.unwrap()

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::query::Query;
-use super::record::{hit_order, FileOutcome, FileSearch, Hit};
+use super::record::{hit_order, FileOutcome, FileSearch, Hit, JsonParser};
 
 /// An engine by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -168,16 +168,29 @@ pub fn list_files(root: &Path) -> io::Result<(Vec<PathBuf>, Vec<Skipped>)> {
     Ok((files, skipped))
 }
 
-/// Searches one file read whole (the unit of work of every whole-file engine).
-pub fn search_file(path: &Path, index: usize, query: &Query, limit: usize) -> io::Result<FileOutcome> {
-    let data = std::fs::read(path)?;
-    Ok(search_bytes(&data, index, query, limit))
+/// What every file of a run is searched for, and with which JSON parser.
+pub struct Job {
+    pub query: Arc<Query>,
+    pub parser: JsonParser,
+    pub limit: usize,
 }
 
-fn search_bytes(data: &[u8], index: usize, query: &Query, limit: usize) -> FileOutcome {
-    let mut s = FileSearch::new(query, index as u32, limit);
-    s.bytes(data);
-    s.finish()
+impl Job {
+    fn search(&self, index: usize) -> FileSearch<'_> {
+        FileSearch::new(&self.query, self.parser, index as u32, self.limit)
+    }
+
+    /// Searches one file read whole (the unit of work of every whole-file engine).
+    pub fn file(&self, path: &Path, index: usize) -> io::Result<FileOutcome> {
+        let data = std::fs::read(path)?;
+        Ok(self.bytes(&data, index))
+    }
+
+    fn bytes(&self, data: &[u8], index: usize) -> FileOutcome {
+        let mut s = self.search(index);
+        s.bytes(data);
+        s.finish()
+    }
 }
 
 /// Combines per-file outcomes (in file order) into the answer.
@@ -218,6 +231,7 @@ pub struct RunSpec {
     /// Async worker threads (default: cores).
     pub workers: usize,
     pub limit: usize,
+    pub parser: JsonParser,
 }
 
 pub fn cores() -> usize {
@@ -236,17 +250,17 @@ pub fn run(spec: &RunSpec, root: &Path, query: Arc<Query>) -> io::Result<(Search
 
 /// Searches `files` (in this order) with one engine.
 pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Result<Vec<io::Result<FileOutcome>>> {
-    let limit = spec.limit;
+    let job = Arc::new(Job { query, parser: spec.parser, limit: spec.limit });
     let files: Arc<[PathBuf]> = files.into();
     Ok(match spec.engine {
-        Engine::Sequential => files.iter().enumerate().map(|(i, p)| search_file(p, i, &query, limit)).collect(),
+        Engine::Sequential => files.iter().enumerate().map(|(i, p)| job.file(p, i)).collect(),
         Engine::Rayon => {
             use rayon::prelude::*;
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(spec.pool.unwrap_or_else(cores))
                 .build()
                 .map_err(io::Error::other)?;
-            pool.install(|| files.par_iter().enumerate().map(|(i, p)| search_file(p, i, &query, limit)).collect())
+            pool.install(|| files.par_iter().enumerate().map(|(i, p)| job.file(p, i)).collect())
         }
         Engine::Weft | Engine::WeftInline => {
             let mut b = weft::runtime::Builder::new_multi_thread();
@@ -259,13 +273,13 @@ pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Re
             rt.block_on(async move {
                 let tasks: Vec<_> = (0..files.len())
                     .map(|i| {
-                        let (files, query) = (files.clone(), query.clone());
+                        let (files, job) = (files.clone(), job.clone());
                         weft::spawn(async move {
                             if inline {
                                 let data = weft::fs::read(&files[i]).await?;
-                                Ok(search_bytes(&data, i, &query, limit))
+                                Ok(job.bytes(&data, i))
                             } else {
-                                weft::task::spawn_blocking(move || search_file(&files[i], i, &query, limit)).await?
+                                weft::task::spawn_blocking(move || job.file(&files[i], i)).await?
                             }
                         })
                     })
@@ -294,12 +308,12 @@ pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Re
             rt.block_on(async move {
                 let tasks: Vec<_> = (0..files.len())
                     .map(|i| {
-                        let (files, query) = (files.clone(), query.clone());
+                        let (files, job) = (files.clone(), job.clone());
                         tokio::spawn(async move {
                             if tuned {
-                                tokio::task::spawn_blocking(move || search_file(&files[i], i, &query, limit)).await?
+                                tokio::task::spawn_blocking(move || job.file(&files[i], i)).await?
                             } else {
-                                tokio_lines(&files[i], i, &query, limit).await
+                                tokio_lines(&files[i], i, &job).await
                             }
                         })
                     })
@@ -314,8 +328,8 @@ pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Re
         Engine::Smol | Engine::SmolTuned => futures_lite::future::block_on(async move {
             let tasks: Vec<_> = (0..files.len())
                 .map(|i| {
-                    let (files, query) = (files.clone(), query.clone());
-                    blocking::unblock(move || search_file(&files[i], i, &query, limit))
+                    let (files, job) = (files.clone(), job.clone());
+                    blocking::unblock(move || job.file(&files[i], i))
                 })
                 .collect();
             let mut out = Vec::with_capacity(tasks.len());
@@ -328,11 +342,11 @@ pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Re
 }
 
 /// The original tool's tokio reader: 8 KB `BufReader`, one line per await.
-async fn tokio_lines(path: &Path, index: usize, query: &Query, limit: usize) -> io::Result<FileOutcome> {
+async fn tokio_lines(path: &Path, index: usize, job: &Job) -> io::Result<FileOutcome> {
     use tokio::io::AsyncBufReadExt;
     let file = tokio::fs::File::open(path).await?;
     let mut reader = tokio::io::BufReader::with_capacity(8 * 1024, file);
-    let mut s = FileSearch::new(query, index as u32, limit);
+    let mut s = job.search(index);
     let mut line = Vec::new();
     loop {
         line.clear();

@@ -91,6 +91,8 @@ pub struct RunArgs {
     query: String,
     #[arg(long, default_value_t = 50)]
     limit: usize,
+    #[arg(long, default_value = "serde-json")]
+    parser: String,
 }
 
 /// What a `__run` child prints.
@@ -132,7 +134,9 @@ pub fn command(args: SearchArgs) -> Result<ExitCode, String> {
 fn run_child(r: RunArgs) -> Result<ExitCode, String> {
     let engine = Engine::parse(&r.engine)?;
     let query = Arc::new(Query::parse(&r.query).map_err(|e| e.to_string())?);
-    let spec = RunSpec { engine, pool: r.pool, workers: r.workers.unwrap_or_else(engines::cores), limit: r.limit };
+    let parser = record::JsonParser::parse(&r.parser)?;
+    let spec =
+        RunSpec { engine, pool: r.pool, workers: r.workers.unwrap_or_else(engines::cores), limit: r.limit, parser };
     let (outcome, elapsed) = engines::run(&spec, &r.path, query)
         .map_err(|e| format!("{}: {}", r.path.display(), engines::describe_io(&e)))?;
     let result = ChildResult { elapsed_ns: elapsed.as_nanos() as u64, peak_rss_kb: peak_rss_kb(), outcome };
@@ -166,6 +170,8 @@ pub fn child_run(
         &spec.limit.to_string(),
         "--workers",
         &spec.workers.to_string(),
+        "--parser",
+        spec.parser.name(),
     ]);
     // The blocking crate reads BLOCKING_MAX_THREADS once per process: set it per child.
     cmd.env_remove("BLOCKING_MAX_THREADS");
@@ -228,26 +234,33 @@ pub fn smoke(exe: &Path) -> Vec<Result<String, String>> {
     let mut lines = Vec::new();
     for q in ["tokio AND spawn", "\"thread pool\" OR /dead+lock/i", "NOT the", "zanzibar"] {
         let mut reference: Option<SearchOutcome> = None;
-        for engine in [Engine::Sequential, Engine::Weft, Engine::WeftInline, Engine::Tokio, Engine::TokioTuned]
+        let serde = record::JsonParser::SerdeJson;
+        let runs = [Engine::Sequential, Engine::Weft, Engine::WeftInline, Engine::Tokio, Engine::TokioTuned]
             .into_iter()
             .chain([Engine::Smol, Engine::SmolTuned, Engine::Rayon])
-        {
-            let spec = RunSpec { engine, pool: None, workers: 2, limit: 20 };
+            .map(|e| (e, serde))
+            .chain([(Engine::Weft, record::JsonParser::SonicRs)]);
+        for (engine, parser) in runs {
+            let spec = RunSpec { engine, pool: None, workers: 2, limit: 20, parser };
+            let name = match parser {
+                record::JsonParser::SerdeJson => engine.name().to_string(),
+                p => format!("{} ({})", engine.name(), p.name()),
+            };
             let line = match child_run(exe, &spec, &dir, q, Duration::from_secs(120)) {
-                Err(e) => Err(format!("search {q:?} {}: {e}", engine.name())),
+                Err(e) => Err(format!("search {q:?} {name}: {e}")),
                 Ok(r) => match &reference {
                     None if r.outcome.total_hits == 0 && q != "zanzibar" => {
                         Err(format!("search {q:?}: no hits on the smoke corpus"))
                     }
                     None => {
-                        let line = format!("search {q:?} {}: {} hits", engine.name(), r.outcome.total_hits);
+                        let line = format!("search {q:?} {name}: {} hits", r.outcome.total_hits);
                         reference = Some(r.outcome);
                         Ok(line)
                     }
                     Some(want) if *want == r.outcome => {
-                        Ok(format!("search {q:?} {}: {} hits, identical", engine.name(), r.outcome.total_hits))
+                        Ok(format!("search {q:?} {name}: {} hits, identical", r.outcome.total_hits))
                     }
-                    Some(_) => Err(format!("search {q:?} {}: answer differs from sequential", engine.name())),
+                    Some(_) => Err(format!("search {q:?} {name}: answer differs from sequential")),
                 },
             };
             lines.push(line);

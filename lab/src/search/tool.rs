@@ -12,6 +12,7 @@ use clap::Args;
 
 use super::engines::{self, Engine, RunSpec};
 use super::query::Query;
+use super::record::JsonParser;
 
 #[derive(Args, Debug)]
 pub struct ToolArgs {
@@ -24,6 +25,9 @@ pub struct ToolArgs {
     pub engine: String,
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
+    /// JSON parser: serde-json or sonic-rs.
+    #[arg(long, default_value = "serde-json")]
+    pub parser: String,
     /// Print the answer as JSON.
     #[arg(long)]
     pub json: bool,
@@ -33,6 +37,7 @@ pub fn command(args: ToolArgs) -> Result<ExitCode, String> {
     let q = args.query.ok_or("give a QUERY (or a subcommand: gen-corpus, bench); see --help")?;
     let query = Arc::new(Query::parse(&q).map_err(|e| e.to_string())?);
     let engine = Engine::parse(&args.engine)?;
+    let parser = JsonParser::parse(&args.parser)?;
     let root = match args.path {
         Some(p) => p,
         None => {
@@ -51,7 +56,7 @@ pub fn command(args: ToolArgs) -> Result<ExitCode, String> {
     let start = Instant::now();
     let (files, skipped) =
         engines::list_files(&root).map_err(|e| format!("{}: {}", root.display(), engines::describe_io(&e)))?;
-    let spec = RunSpec { engine, pool: None, workers: engines::cores(), limit: args.limit };
+    let spec = RunSpec { engine, pool: None, workers: engines::cores(), limit: args.limit, parser };
     let outcomes = engines::run_files(&spec, &files, query).map_err(|e| e.to_string())?;
     let out = engines::merge(&files, skipped, outcomes, args.limit);
     let elapsed = start.elapsed();
