@@ -33,6 +33,13 @@ pub struct SummaryRow {
     pub mean_measured_efficiency_pct: f64,
     pub failed_runs: usize,
     pub contention_runs: usize,
+    /// Σ agent times ÷ (agents × the slowest agent's time), mean %: the efficiency a runtime with
+    /// no overhead at all would report for these runs (the agents finish apart by themselves).
+    #[serde(default)]
+    pub mean_balance_pct: f64,
+    /// Wall time − the slowest agent's time, mean ms: what the run added around its agents.
+    #[serde(default)]
+    pub mean_overhead_ms: f64,
 }
 
 /// `results.json`'s `agents` section.
@@ -81,6 +88,26 @@ fn row(runtime: &str, config: &str, runs: &[&RunRecord], tokio: &[f64]) -> Summa
         mean_measured_efficiency_pct: if measured.is_empty() { f64::NAN } else { stats::mean(&measured) },
         failed_runs: runs.len() - ok.len(),
         contention_runs: ok.iter().filter(|r| r.contention).count(),
+        mean_balance_pct: mean_of(&ok, |r, slowest| {
+            r.per_agent.iter().map(|a| a.total_s).sum::<f64>() / (r.per_agent.len() as f64 * slowest) * 100.0
+        }),
+        mean_overhead_ms: mean_of(&ok, |r, slowest| (r.wall_s - slowest) * 1e3),
+    }
+}
+
+/// Mean of `f(run, slowest agent's seconds)` over runs with agents; NaN when there are none.
+fn mean_of(runs: &[&&RunRecord], f: impl Fn(&RunRecord, f64) -> f64) -> f64 {
+    let v: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| {
+            let slowest = r.per_agent.iter().map(|a| a.total_s).fold(0.0, f64::max);
+            (slowest > 0.0).then(|| f(r, slowest))
+        })
+        .collect();
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        stats::mean(&v)
     }
 }
 
@@ -204,6 +231,17 @@ pub fn markdown(section: &AgentsSection) -> String {
             tr
         );
     }
+    let _ = writeln!(md, "\n### Where the lost efficiency goes\n\nTR115's efficiency = balance × (slowest agent ÷ wall): *balance* = Σ agent times ÷ (agents × the slowest agent's time), what a runtime with no overhead at all would score on these runs (two agents finishing 3 ms apart in a 0.33 s run cost 0.5 pp; heterogeneous configs give the agents different speeds by design, and a runtime that finishes one agent sooner *lowers* the score); *overhead* = wall − slowest agent, what the runtime added around its agents.\n\n| runtime | mean eff. % | mean balance % | mean wall − slowest agent (ms) |\n|---|---:|---:|---:|");
+    for r in section.summary.iter().filter(|r| r.config == "all") {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            r.runtime,
+            f2(r.mean_efficiency_pct),
+            f2(r.mean_balance_pct),
+            f2(r.mean_overhead_ms)
+        );
+    }
     let _ = writeln!(md, "\n### Percentiles of efficiency (ours | TR115)\n\n| runtime | P5 | P25 | P50 | P75 | P95 |\n|---|---|---|---|---|---|");
     for r in section.summary.iter().filter(|r| r.config == "all") {
         let t = tr115_overall(&r.runtime);
@@ -305,4 +343,56 @@ pub fn markdown(section: &AgentsSection) -> String {
         let _ = writeln!(md, "\n- {n}");
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::study::AgentRecord;
+
+    fn run(wall_s: f64, agents: &[f64]) -> RunRecord {
+        let est: f64 = agents.iter().sum();
+        RunRecord {
+            runtime: "weft-mt".into(),
+            config: "c".into(),
+            agents: agents.len(),
+            run: 0,
+            wall_s,
+            sequential_estimated_s: est,
+            sequential_measured_s: est,
+            efficiency_pct: est / wall_s / agents.len() as f64 * 100.0,
+            measured_efficiency_pct: 0.0,
+            contention: false,
+            failed: false,
+            error: None,
+            per_agent: agents
+                .iter()
+                .map(|&t| AgentRecord {
+                    name: "a".into(),
+                    total_s: t,
+                    ttft_ms: vec![],
+                    client_tok_s: vec![],
+                    server_tok_s: vec![],
+                    eval_count: vec![],
+                    error: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn lost_efficiency_splits_into_balance_and_overhead() {
+        // Run 1: agents 0.30 s and 0.40 s, wall 0.41 s → balance 87.5 %, overhead 10 ms.
+        // Run 2: agents 0.40 s and 0.40 s, wall 0.40 s → balance 100 %, overhead 0 ms.
+        let runs = [run(0.41, &[0.30, 0.40]), run(0.40, &[0.40, 0.40])];
+        let all = &summarize(&runs)[0];
+        assert_eq!(all.config, "all");
+        assert!((all.mean_balance_pct - 93.75).abs() < 1e-9, "{}", all.mean_balance_pct);
+        assert!((all.mean_overhead_ms - 5.0).abs() < 1e-9, "{}", all.mean_overhead_ms);
+        // Efficiency is their product, run by run.
+        let eff = (0.70 / 0.82 * 100.0 + 100.0) / 2.0;
+        assert!((all.mean_efficiency_pct - eff).abs() < 1e-9);
+        let md = markdown(&AgentsSection { summary: summarize(&runs), runs: runs.to_vec(), ..Default::default() });
+        assert!(md.contains("| weft-mt | 92.68 | 93.75 | 5.00 |"), "{md}");
+    }
 }

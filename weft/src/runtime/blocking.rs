@@ -17,7 +17,7 @@
 //! thread per core; closures that *wait* (DNS, a pipe, a cold disk) want many more; and
 //! closures that wait *on each other* deadlock in any pool too small for all of them.
 //!
-//! The rule, "keep the cores busy; replace the threads that block":
+//! The rule, "keep as many pool threads runnable as there are cores":
 //! 1. *Floor*: up to `min(cores, cap)` threads are spawned on demand, as before (a queued
 //!    closure with no idle thread gets a new one).
 //! 2. *Growth past the floor* is decided by a supervisor thread that exists only while a backlog
@@ -25,12 +25,13 @@
 //!    reads each pool thread's state (`/proc/self/task/<tid>/stat`) and counts the *runnable*
 //!    ones (`R`: on a CPU or waiting for one); when fewer than the cores were runnable in two
 //!    ticks in a row, it adds the difference. While the cores stay busy the tick backs off to
-//!    `MAX_TICK` (16 ms); a tick that sees an unused core returns it to 2 ms. A thread that computes, or waits only for a CPU (a
-//!    busy machine), is runnable, so CPU-bound work stays at the floor, where the sweep in
-//!    `weft-lab search bench` finds the optimum; threads that wait (I/O, locks, sleeps) are not,
-//!    so waiting work grows until `cores` threads are runnable again or the cap is reached
-//!    (closures that are half waiting settle near 2 × cores); closures waiting on each other are
-//!    all blocked, so the pool grows until they can meet.
+//!    `MAX_TICK` (16 ms); a tick that sees an unused core returns it to 2 ms. A thread that
+//!    computes, or waits only for a CPU (a busy machine), is runnable, so CPU-bound work stays
+//!    at the floor, where the sweep in `weft-lab search bench` finds the optimum; threads that
+//!    wait (I/O, locks, sleeps) are not, so waiting work grows until `cores` threads are
+//!    runnable again or the cap is reached (closures that are half waiting settle near
+//!    2 × cores); closures waiting on each other are all blocked, so the pool grows until they
+//!    can meet.
 //! 3. *Shrinking*: a thread idle for the keep-alive (10 s) exits, so the pool falls back to zero.
 //!    There is no early shrink: growth happens only while threads block, and a blocked thread
 //!    that wakes up finds the queue drained soon after.
