@@ -63,6 +63,20 @@ fn piped_stdin_and_stdout_stream_concurrently() {
 }
 
 #[test]
+fn a_child_spawned_in_one_runtime_is_awaited_in_another() {
+    // The child outlives the runtime that spawned it (and registered its pidfd); waiting from a
+    // second runtime must not fail with "runtime shut down" (tokio's
+    // process_change_of_runtime test).
+    for (flavor, spawner) in support::flavors() {
+        let mut child =
+            spawner.block_on(async { Command::new("sh").args(["-c", "sleep 0.3; exit 7"]).spawn().unwrap() });
+        drop(spawner);
+        let status = support::mt(2).block_on(async { child.wait().await }).unwrap_or_else(|e| panic!("{flavor}: {e}"));
+        assert_eq!(status.code(), Some(7), "{flavor}");
+    }
+}
+
+#[test]
 fn spawning_a_missing_program_is_an_io_error() {
     support::ct().block_on(async {
         let err = Command::new("/nonexistent/weft-no-such-program").spawn().unwrap_err();

@@ -2,10 +2,11 @@
 //!
 //! Waiting: on Linux ≥ 5.3 a pidfd (`pidfd_open`) becomes readable when the child exits; it
 //! is registered with the I/O driver through `AsyncFd`, and `try_wait` (a `waitpid` with
-//! `WNOHANG`) collects the status. Where `pidfd_open` fails (older kernels, seccomp), one
-//! blocking-pool closure waits with `waitid(WEXITED | WNOWAIT)` — it observes the exit
-//! without reaping, so the status is still collected by `try_wait` and nothing else can
-//! steal it.
+//! `WNOHANG`) collects the status; a child spawned in one runtime can be awaited in another
+//! (its pidfd is re-registered once the first runtime's driver is gone). Where `pidfd_open`
+//! fails (older kernels, seccomp), one blocking-pool closure waits with
+//! `waitid(WEXITED | WNOWAIT)` — it observes the exit without reaping, so the status is still
+//! collected by `try_wait` and nothing else can steal it.
 //!
 //! Reaping: a `Child` dropped before its exit was collected is handed to a detached
 //! "weft-reaper" thread that `wait`s for it, so no zombie is left (a thread per such child
@@ -92,13 +93,21 @@ impl Child {
                 return Ok(status);
             }
             match &self.pidfd {
-                Some(pidfd) => {
-                    let mut guard = pidfd.readable().await?;
-                    // Readable means exited; if the status is not there yet, clear and wait.
-                    if self.std.as_mut().map(|c| c.try_wait()).transpose()?.flatten().is_none() {
-                        guard.clear_ready();
+                Some(pidfd) => match pidfd.readable().await {
+                    Ok(mut guard) => {
+                        // Readable means exited; if the status is not there yet, clear and wait.
+                        if self.std.as_mut().map(|c| c.try_wait()).transpose()?.flatten().is_none() {
+                            guard.clear_ready();
+                        }
                     }
-                }
+                    // Registered with a runtime that has shut down since (spawned in one
+                    // runtime, awaited in another, as tokio allows): register with this one.
+                    Err(e) if crate::runtime::is_rt_shutdown_err(&e) => {
+                        let fd = self.pidfd.take().expect("matched Some").into_inner();
+                        self.pidfd = Some(AsyncFd::new(fd)?);
+                    }
+                    Err(e) => return Err(e),
+                },
                 None => {
                     let pid = self.std().id() as libc::id_t;
                     crate::fs::asyncify(move || {
