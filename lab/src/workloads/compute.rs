@@ -20,9 +20,10 @@ pub const SCALING_STEPS: u64 = 1_500_000;
 /// factor` — a store and a reload per step — inlined into each runtime's poll function; its speed
 /// then depended on where the loop landed, and one build ran weft's copy at half the speed of
 /// tokio's (`multi_thread_scaling` 2.06× tokio-mt there, 1.00× in the build before, whose only
-/// change was code this workload never calls). A throughput-bound loop was rejected too: the
-/// two CPUs here share one core's execution units, so it did not run faster on two workers than
-/// on one, and the workload is about spreading work.
+/// change was code this workload never calls). A throughput-bound loop (`k` made opaque by an
+/// empty `asm!`) was rejected too: on the 2-CPU development machine it ran no faster on two
+/// workers than on one (the two virtual CPUs seem to share one core's execution units, which a
+/// latency-bound chain leaves half idle), and this workload is about spreading work.
 #[inline(never)]
 fn kernel(seed: u64, steps: u64) -> u64 {
     let factor = seed | 1;
