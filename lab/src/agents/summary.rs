@@ -57,7 +57,7 @@ pub struct AgentsSection {
 }
 
 fn row(runtime: &str, config: &str, runs: &[&RunRecord], tokio: &[f64]) -> SummaryRow {
-    let ok: Vec<&&RunRecord> = runs.iter().filter(|r| !r.failed).collect();
+    let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| !r.failed).collect();
     let eff: Vec<f64> = ok.iter().map(|r| r.efficiency_pct).collect();
     let measured: Vec<f64> = ok.iter().map(|r| r.measured_efficiency_pct).collect();
     let s = stats::Summary::of(&eff);
@@ -96,7 +96,7 @@ fn row(runtime: &str, config: &str, runs: &[&RunRecord], tokio: &[f64]) -> Summa
 }
 
 /// Mean of `f(run, slowest agent's seconds)` over runs with agents; NaN when there are none.
-fn mean_of(runs: &[&&RunRecord], f: impl Fn(&RunRecord, f64) -> f64) -> f64 {
+fn mean_of(runs: &[&RunRecord], f: impl Fn(&RunRecord, f64) -> f64) -> f64 {
     let v: Vec<f64> = runs
         .iter()
         .filter_map(|r| {

@@ -169,10 +169,10 @@ pub fn list_files(root: &Path) -> io::Result<(Vec<PathBuf>, Vec<Skipped>)> {
 }
 
 /// What every file of a run is searched for, and with which JSON parser.
-pub struct Job {
-    pub query: Arc<Query>,
-    pub parser: JsonParser,
-    pub limit: usize,
+struct Job {
+    query: Arc<Query>,
+    parser: JsonParser,
+    limit: usize,
 }
 
 impl Job {
@@ -181,7 +181,7 @@ impl Job {
     }
 
     /// Searches one file read whole (the unit of work of every whole-file engine).
-    pub fn file(&self, path: &Path, index: usize) -> io::Result<FileOutcome> {
+    fn file(&self, path: &Path, index: usize) -> io::Result<FileOutcome> {
         let data = std::fs::read(path)?;
         Ok(self.bytes(&data, index))
     }
