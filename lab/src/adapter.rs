@@ -170,6 +170,12 @@ pub trait Net: 'static {
 
     fn hyper_io(stream: Self::Stream) -> Self::HyperIo;
 
+    /// The runtime's own hyper timer (`hyper::rt::Timer`: header-read timeouts, keep-alive
+    /// timers), as its users would configure it: `WeftTimer` for weft, hyper-util's
+    /// `TokioTimer` for tokio; `None` for a runtime without one (`NoTimer`).
+    type HyperTimer: hyper::rt::Timer + Send + Sync + 'static;
+    fn hyper_timer() -> Option<Self::HyperTimer>;
+
     /// Listens on 127.0.0.1 on an ephemeral port.
     fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send;
     fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_;

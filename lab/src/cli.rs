@@ -300,6 +300,10 @@ struct HttpHelloArgs {
     /// Interleaved rounds (a fresh server per runtime per round).
     #[arg(long, default_value_t = 5)]
     rounds: usize,
+    /// Also measure each runtime that has a hyper timer (weft, tokio) with it, as a second
+    /// row (`weft-mt+timer`) in the same rounds: the README `hello_server`'s configuration.
+    #[arg(long)]
+    hyper_timer: bool,
     /// Writes OUT/http_hello.md and OUT/http_hello.json.
     #[arg(long, default_value = "lab-results/http_hello")]
     out: PathBuf,
@@ -324,6 +328,9 @@ struct HttpServerArgs {
     runtime: String,
     #[arg(long)]
     workers: usize,
+    /// Give each connection the runtime's hyper timer (hyper's default header-read timeout).
+    #[arg(long)]
+    timer: bool,
 }
 
 #[derive(Args, Debug)]
@@ -390,7 +397,9 @@ pub fn main() -> ExitCode {
         Some(Command::HttpServer(args)) => {
             let runtime =
                 RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime));
-            runtime.and_then(|rt| crate::http_hello::server_main(rt, args.workers)).map(|()| ExitCode::SUCCESS)
+            runtime
+                .and_then(|rt| crate::http_hello::server_main(rt, args.workers, args.timer))
+                .map(|()| ExitCode::SUCCESS)
         }
         Some(Command::MemorySample(args)) => {
             let runtime =
@@ -694,7 +703,7 @@ fn memory_command(args: MemoryArgs) -> Result<ExitCode, String> {
 }
 
 fn http_hello_command(args: HttpHelloArgs) -> Result<ExitCode, String> {
-    let chosen = runtimes(&args.selection, &RuntimeId::ALL)?;
+    let chosen = crate::http_hello::servers(&runtimes(&args.selection, &RuntimeId::ALL)?, args.hyper_timer);
     let workers = args.selection.workers.unwrap_or_else(default_workers);
     let duration = std::time::Duration::from_secs_f64(args.seconds.max(0.1));
     let most = args.connections.iter().max().copied().unwrap_or(1) + args.idle_connections.iter().max().unwrap_or(&0);

@@ -65,8 +65,48 @@ pub struct HttpRow {
     pub rss_per_idle_conn_bytes: Option<f64>,
 }
 
+/// One server configuration measured: a runtime, with or without its hyper timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Server {
+    pub runtime: RuntimeId,
+    /// The connection gets the runtime's own hyper timer (`Net::hyper_timer`) and keeps
+    /// hyper's default 30 s header-read timeout, as the README's `hello_server` does; without
+    /// it the timeout is off (hyper needs a timer for it).
+    pub timer: bool,
+}
+
+impl Server {
+    /// The row's name: the runtime's, plus `+timer`.
+    pub fn name(&self) -> String {
+        format!("{}{}", self.runtime.name(), if self.timer { "+timer" } else { "" })
+    }
+}
+
+/// The servers to measure: each runtime, and with `timer` also each runtime that has a hyper
+/// timer, with it, right after it (so the two share every round).
+pub fn servers(chosen: &[RuntimeId], timer: bool) -> Vec<Server> {
+    struct HasTimer;
+    impl runtimes::WithAdapter for HasTimer {
+        type Output = bool;
+        fn run<R: Adapter>(self) -> bool {
+            <R::Net as Net>::hyper_timer().is_some()
+        }
+    }
+    let mut out = Vec::new();
+    for &runtime in chosen {
+        out.push(Server { runtime, timer: false });
+        if timer && runtimes::dispatch(runtime, HasTimer) {
+            out.push(Server { runtime, timer: true });
+        }
+    }
+    out
+}
+
 /// The server: accept forever, one hyper HTTP/1.1 connection task per socket.
-async fn serve<R: Adapter>(on_ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
+async fn serve<R: Adapter>(timer: bool, on_ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
+    if timer && <R::Net as Net>::hyper_timer().is_none() {
+        return Err("this runtime has no hyper timer".into());
+    }
     let (listener, addr) = <R::Net as Net>::bind_loopback().await.map_err(|e| format!("bind: {e}"))?;
     on_ready(addr);
     loop {
@@ -79,17 +119,19 @@ async fn serve<R: Adapter>(on_ready: impl FnOnce(SocketAddr)) -> Result<(), Stri
             let service = hyper::service::service_fn(|_req| async {
                 Ok::<_, Infallible>(hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(BODY))))
             });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .header_read_timeout(None)
-                .serve_connection(io, service)
-                .await;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            match <R::Net as Net>::hyper_timer().filter(|_| timer) {
+                Some(t) => builder.timer(t),
+                None => builder.header_read_timeout(None),
+            };
+            let _ = builder.serve_connection(io, service).await;
         }));
     }
 }
 
-fn serve_on<R: Adapter>(config: &RtConfig) -> Result<(), String> {
+fn serve_on<R: Adapter>(config: &RtConfig, timer: bool) -> Result<(), String> {
     let runtime = R::build(config).map_err(|e| format!("building the runtime failed: {e}"))?;
-    runtime.block_on(serve::<R>(|addr| {
+    runtime.block_on(serve::<R>(timer, |addr| {
         use std::io::Write;
         println!("listening on {addr}");
         let _ = std::io::stdout().flush();
@@ -97,15 +139,15 @@ fn serve_on<R: Adapter>(config: &RtConfig) -> Result<(), String> {
 }
 
 /// `weft-lab __http_server`: serve until killed.
-pub fn server_main(runtime: RuntimeId, workers: usize) -> Result<(), String> {
-    struct Serve(RtConfig);
+pub fn server_main(runtime: RuntimeId, workers: usize, timer: bool) -> Result<(), String> {
+    struct Serve(RtConfig, bool);
     impl runtimes::WithAdapter for Serve {
         type Output = Result<(), String>;
         fn run<R: Adapter>(self) -> Result<(), String> {
-            serve_on::<R>(&self.0)
+            serve_on::<R>(&self.0, self.1)
         }
     }
-    runtimes::dispatch(runtime, Serve(RtConfig::new(runtime.flavor(), workers)))
+    runtimes::dispatch(runtime, Serve(RtConfig::new(runtime.flavor(), workers), timer))
 }
 
 /// Kills the child server when dropped (also on early returns).
@@ -123,7 +165,7 @@ impl Drop for Child {
 /// neighbour on a shared machine hurts every runtime alike instead of whichever ran then.
 pub fn measure(
     exe: &Path,
-    chosen: &[RuntimeId],
+    chosen: &[Server],
     workers: usize,
     connections: usize,
     idle: usize,
@@ -139,8 +181,8 @@ pub fn measure(
     let mut rss_kib: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
     let mut per_idle: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
     for _ in 0..rounds {
-        for (i, &rt) in chosen.iter().enumerate() {
-            let r = one_round(exe, rt, workers, connections, idle, per_round)?;
+        for (i, &server) in chosen.iter().enumerate() {
+            let r = one_round(exe, server, workers, connections, idle, per_round)?;
             latencies_us[i].extend(r.latencies.iter().map(|d| d.as_nanos() as f64 / 1_000.0));
             elapsed[i] += r.took;
             errors[i] += r.errors;
@@ -156,7 +198,7 @@ pub fn measure(
             let us = &latencies_us[i];
             let pct = |p| if us.is_empty() { f64::NAN } else { stats::percentile(us, p) };
             HttpRow {
-                runtime: rt.name().to_string(),
+                runtime: rt.name(),
                 requests: us.len() as u64,
                 requests_per_s: us.len() as f64 / elapsed[i].as_secs_f64(),
                 p50_us: pct(50.0),
@@ -207,22 +249,27 @@ struct RoundOut {
 /// `duration`, checks that every idle connection survived, stops the server.
 fn one_round(
     exe: &Path,
-    rt: RuntimeId,
+    server: Server,
     workers: usize,
     connections: usize,
     idle: usize,
     duration: Duration,
 ) -> Result<RoundOut, String> {
+    let rt = server.runtime;
+    let mut command = Command::new(exe);
+    command.args(["__http_server", "--runtime", rt.name(), "--workers", &workers.to_string()]);
+    if server.timer {
+        command.arg("--timer");
+    }
     let mut child = Child(
-        Command::new(exe)
-            .args(["__http_server", "--runtime", rt.name(), "--workers", &workers.to_string()])
+        command
             .env(CHILD_ENV, "1")
             .env("ASYNC_STD_THREAD_COUNT", workers.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|e| format!("starting the {} server: {e}", rt.name()))?,
+            .map_err(|e| format!("starting the {} server: {e}", server.name()))?,
     );
     let mut line = String::new();
     let stdout = child.0.stdout.take().ok_or("no stdout")?;
@@ -231,14 +278,14 @@ fn one_round(
         .trim()
         .strip_prefix("listening on ")
         .and_then(|a| a.parse().ok())
-        .ok_or_else(|| format!("{} server did not print `listening on ADDR` (got {line:?})", rt.name()))?;
+        .ok_or_else(|| format!("{} server did not print `listening on ADDR` (got {line:?})", server.name()))?;
     let pid = child.0.id();
     let mut holder = None;
     let mut rss_per_idle_conn_bytes = None;
     if idle > 0 {
         let rss_before = idle_conns::rss_kib(pid)?;
         let mut h = idle_conns::Holder::spawn(exe, addr, idle, true)?;
-        h.wait_open().map_err(|e| format!("{}: {e}", rt.name()))?;
+        h.wait_open().map_err(|e| format!("{}: {e}", server.name()))?;
         let grown = idle_conns::rss_kib(pid)?.saturating_sub(rss_before);
         rss_per_idle_conn_bytes = Some(grown as f64 * 1024.0 / idle as f64);
         holder = Some(h);
@@ -248,7 +295,7 @@ fn one_round(
     let server_cpu = process_cpu(pid)?.saturating_sub(cpu_before);
     let rss_kib = idle_conns::rss_kib(pid)?;
     if let Some(mut h) = holder {
-        idle_conns::expect_all_alive(rt.name(), h.count_alive()?, idle)?;
+        idle_conns::expect_all_alive(&server.name(), h.count_alive()?, idle)?;
     }
     drop(child);
     Ok(RoundOut { latencies, errors, took, server_cpu, rss_kib, rss_per_idle_conn_bytes })
@@ -372,6 +419,33 @@ pub fn markdown(
             rps,
             p99,
             cpu
+        );
+    }
+    out + &timer_cost(rows)
+}
+
+/// For each `X+timer` row beside an `X` row: what the hyper timer costs (same rounds).
+fn timer_cost(rows: &[HttpRow]) -> String {
+    let pairs: Vec<_> = rows
+        .iter()
+        .filter_map(|t| {
+            let base = t.runtime.strip_suffix("+timer")?;
+            Some((rows.iter().find(|r| r.runtime == base)?, t))
+        })
+        .collect();
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let mut out = "\nhyper timer cost (with ÷ without, same rounds; the timer arms hyper's 30 s header-read timeout on every request):\n\n\
+                   | runtime | req/s | CPU/req | p99 |\n|---|---:|---:|---:|\n"
+        .to_string();
+    for (base, t) in pairs {
+        out += &format!(
+            "| {} | {:.3}× | {:.3}× | {:.2}× |\n",
+            base.runtime,
+            t.requests_per_s / base.requests_per_s,
+            t.server_cpu_us_per_req / base.server_cpu_us_per_req,
+            t.p99_us / base.p99_us
         );
     }
     out

@@ -66,3 +66,36 @@ fn http_hello_holds_idle_connections_beside_the_active_ones() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `--hyper-timer`: each runtime with a hyper timer gets a second row served with it, in the
+/// same rounds, and the timer-cost table compares the pairs; a runtime without one (smol) gets
+/// no such row, and its server refuses `--timer` rather than silently serving without it.
+#[test]
+fn http_hello_measures_the_hyper_timer_beside_the_plain_server() {
+    let out = std::env::temp_dir().join(format!("weft-lab-http-timer-{}", std::process::id()));
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
+        .args(["http-hello", "--runtimes", "weft-mt,tokio-mt,smol", "--workers", "2", "--seconds", "0.4"])
+        .args(["--rounds", "2", "--connections", "4", "--hyper-timer"])
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("http_hello.json")).unwrap()).unwrap();
+    let names: Vec<&str> = json.as_array().unwrap().iter().map(|r| r["runtime"].as_str().unwrap()).collect();
+    assert_eq!(names, ["weft-mt", "weft-mt+timer", "tokio-mt", "tokio-mt+timer", "smol"]);
+    for r in json.as_array().unwrap() {
+        assert!(r["requests"].as_u64().unwrap() > 0 && r["errors"].as_u64() == Some(0), "{r}");
+    }
+    let md = std::fs::read_to_string(out.join("http_hello.md")).unwrap();
+    assert!(md.contains("hyper timer cost") && md.contains("| weft-mt | ") && md.contains("| tokio-mt | "), "{md}");
+    let _ = std::fs::remove_dir_all(&out);
+
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
+        .args(["__http_server", "--runtime", "smol", "--workers", "1", "--timer"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no hyper timer"), "{refused:?}");
+}

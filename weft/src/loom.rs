@@ -14,7 +14,7 @@
 mod imp {
     pub(crate) mod sync {
         pub(crate) use std::sync::{
-            Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, WaitTimeoutResult,
+            Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, WaitTimeoutResult, Weak,
         };
         pub(crate) mod atomic {
             pub(crate) use std::sync::atomic::{

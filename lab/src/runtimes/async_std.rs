@@ -156,6 +156,12 @@ impl Net for AsyncStdNet {
         super::hyper_io::FuturesIo(stream)
     }
 
+    type HyperTimer = super::hyper_io::NoTimer;
+
+    fn hyper_timer() -> Option<Self::HyperTimer> {
+        None
+    }
+
     fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
         async {
             let l = async_std::net::TcpListener::bind("127.0.0.1:0").await?;

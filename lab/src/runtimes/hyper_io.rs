@@ -49,3 +49,16 @@ impl<S: futures_lite::AsyncWrite + Unpin> hyper::rt::Write for FuturesIo<S> {
         Pin::new(&mut self.get_mut().0).poll_close(cx)
     }
 }
+
+/// The hyper timer of a runtime that has none (no value exists: `Net::hyper_timer` is `None`).
+pub enum NoTimer {}
+
+impl hyper::rt::Timer for NoTimer {
+    fn sleep(&self, _: std::time::Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        match *self {}
+    }
+
+    fn sleep_until(&self, _: std::time::Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        match *self {}
+    }
+}

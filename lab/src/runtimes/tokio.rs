@@ -9,6 +9,7 @@ super::tokio_shaped::tokio_shaped_adapter! {
     net: TokioNet,
     thread_name: "tokio-lab",
     hyper_io: hyper_util::rt::TokioIo,
+    hyper_timer: hyper_util::rt::TokioTimer,
     configure: configure,
 }
 

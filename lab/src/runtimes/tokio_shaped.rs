@@ -19,6 +19,7 @@ macro_rules! tokio_shaped_adapter {
         net: $Net:ident,
         thread_name: $thread_name:literal,
         hyper_io: $($hyper_io:ident)::+,
+        hyper_timer: $($hyper_timer:ident)::+,
         configure: $configure:path $(,)?
     ) => {
         #[doc = concat!("A built `", stringify!($rt), "` runtime of either flavor.")]
@@ -152,6 +153,12 @@ macro_rules! tokio_shaped_adapter {
 
             fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
                 $($hyper_io)::+::new(stream)
+            }
+
+            type HyperTimer = $($hyper_timer)::+;
+
+            fn hyper_timer() -> Option<Self::HyperTimer> {
+                Some($($hyper_timer)::+::new())
             }
 
             fn bind_loopback() -> impl std::future::Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {

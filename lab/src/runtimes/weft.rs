@@ -8,6 +8,7 @@ super::tokio_shaped::tokio_shaped_adapter! {
     net: WeftNet,
     thread_name: "weft-lab",
     hyper_io: weft::compat::hyper::WeftIo,
+    hyper_timer: weft::compat::hyper::WeftTimer,
     configure: configure,
 }
 

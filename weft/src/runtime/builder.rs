@@ -41,6 +41,7 @@ pub struct Builder {
     long_poll_threshold: Option<Duration>,
     warn_on_long_polls: bool,
     compensate_blocked_workers: Option<bool>,
+    task_arena: Option<bool>,
     name: Option<String>,
     io_events_per_tick: usize,
     io_events_per_busy_tick: Option<usize>,
@@ -85,6 +86,7 @@ impl Builder {
             long_poll_threshold: None,
             warn_on_long_polls: true,
             compensate_blocked_workers: None,
+            task_arena: None,
             name: None,
             io_events_per_tick: super::io::EVENTS_CAPACITY,
             io_events_per_busy_tick: None,
@@ -199,6 +201,17 @@ impl Builder {
     /// trade-offs are in the scheduler essay and README.md, "Blocking".
     pub fn compensate_blocked_workers(&mut self, enable: bool) -> &mut Self {
         self.compensate_blocked_workers = Some(enable);
+        self
+    }
+
+    /// weft only: whether task cells come from the runtime's own arena (size-class slabs in
+    /// chunks of up to 2 MiB, advised as transparent huge pages, freed with the runtime;
+    /// `task/arena.rs`) rather than the global allocator. Default on (or `WEFT_TASK_ARENA`).
+    /// Turn it off to have heap profilers or memory checkers that watch `malloc` (valgrind,
+    /// heaptrack, a custom `#[global_allocator]`) see every task cell, at the cost measured in
+    /// README.md, "Task memory".
+    pub fn task_arena(&mut self, enable: bool) -> &mut Self {
+        self.task_arena = Some(enable);
         self
     }
 
@@ -323,6 +336,7 @@ impl Builder {
                 compensate: self.compensate_blocked_workers.or(env.compensate).unwrap_or(true),
             },
             name: self.name.clone(),
+            task_arena: self.task_arena.or(env.task_arena).unwrap_or(true),
         };
         let max_blocking =
             self.max_blocking_threads.or(env.max_blocking_threads).unwrap_or_else(super::blocking::default_max_threads);

@@ -17,6 +17,7 @@ pub(crate) const GLOBAL_QUEUE_INTERVAL: &str = "WEFT_GLOBAL_QUEUE_INTERVAL";
 pub(crate) const EVENT_INTERVAL: &str = "WEFT_EVENT_INTERVAL";
 pub(crate) const LONG_POLL_THRESHOLD_MS: &str = "WEFT_LONG_POLL_THRESHOLD_MS";
 pub(crate) const COMPENSATE: &str = "WEFT_COMPENSATE";
+pub(crate) const TASK_ARENA: &str = "WEFT_TASK_ARENA";
 
 /// The knobs the environment set (each `None` when its variable is unset or empty).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -29,6 +30,7 @@ pub(crate) struct EnvConfig {
     /// `0` turns long-poll detection (and so compensation) off.
     pub(crate) long_poll_threshold: Option<Duration>,
     pub(crate) compensate: Option<bool>,
+    pub(crate) task_arena: Option<bool>,
 }
 
 impl EnvConfig {
@@ -62,13 +64,15 @@ impl EnvConfig {
                 .map(|n| u32::try_from(n).map_err(|_| invalid(name, &n.to_string(), "a positive integer below 2^32")))
                 .transpose()
         };
-        let compensate = get(COMPENSATE)
-            .map(|v| match v.to_ascii_lowercase().as_str() {
-                "1" | "true" | "on" | "yes" => Ok(true),
-                "0" | "false" | "off" | "no" => Ok(false),
-                _ => Err(invalid(COMPENSATE, &v, "1/0, true/false, on/off or yes/no")),
-            })
-            .transpose()?;
+        let switch = |name: &str| -> io::Result<Option<bool>> {
+            get(name)
+                .map(|v| match v.to_ascii_lowercase().as_str() {
+                    "1" | "true" | "on" | "yes" => Ok(true),
+                    "0" | "false" | "off" | "no" => Ok(false),
+                    _ => Err(invalid(name, &v, "1/0, true/false, on/off or yes/no")),
+                })
+                .transpose()
+        };
         Ok(EnvConfig {
             worker_threads: positive(WORKER_THREADS)?.map(|n| n as usize),
             max_blocking_threads: positive(MAX_BLOCKING_THREADS)?.map(|n| n as usize),
@@ -76,7 +80,8 @@ impl EnvConfig {
             global_queue_interval: interval(GLOBAL_QUEUE_INTERVAL)?,
             event_interval: interval(EVENT_INTERVAL)?,
             long_poll_threshold: millis(LONG_POLL_THRESHOLD_MS)?,
-            compensate,
+            compensate: switch(COMPENSATE)?,
+            task_arena: switch(TASK_ARENA)?,
         })
     }
 }
@@ -112,6 +117,7 @@ mod tests {
             (EVENT_INTERVAL, " 11 "),
             (LONG_POLL_THRESHOLD_MS, "0"),
             (COMPENSATE, "Off"),
+            (TASK_ARENA, "no"),
         ])
         .unwrap();
         assert_eq!(
@@ -124,6 +130,7 @@ mod tests {
                 event_interval: Some(11),
                 long_poll_threshold: Some(Duration::ZERO),
                 compensate: Some(false),
+                task_arena: Some(false),
             }
         );
     }
@@ -139,6 +146,7 @@ mod tests {
             (EVENT_INTERVAL, "0"),
             (LONG_POLL_THRESHOLD_MS, "10ms"),
             (COMPENSATE, "maybe"),
+            (TASK_ARENA, "2"),
         ] {
             let err = parse(&[(name, value)]).unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{name}={value}");

@@ -77,6 +77,8 @@ pub(crate) struct Config {
     pub(crate) monitor: scheduler::multi_thread::monitor::MonitorConfig,
     /// `Builder::name`.
     pub(crate) name: Option<String>,
+    /// `Builder::task_arena`: task cells from the runtime's arena.
+    pub(crate) task_arena: bool,
 }
 
 /// A user thread hook kept by the scheduler. Only ever called, never inspected, so a panic

@@ -1,7 +1,7 @@
 //! The task cell: the single allocation that holds a task's header, future/output and trailer.
 //!
 //! ```text
-//! Cell<T, S>  (#[repr(C)], one allocation per task)
+//! Cell<T, S>  (#[repr(C)], one allocation per task: a slot of the runtime's arena, `arena.rs`)
 //! ├── Header   state word, vtable, owned-list links, queue link, id   — type-erased, shared
 //! ├── Core     scheduler handle `S`, stage (future → output → consumed) — touched under RUNNING
 //! └── Trailer  join waker                                            — guarded by JOIN_WAKER
@@ -76,8 +76,8 @@ pub(super) struct Trailer {
 
 impl<T: Future, S> Cell<T, S> {
     /// Inlined into `raw::allocate` (out of line it cost 17 more instructions per spawn under
-    /// callgrind). A cell over 128 bytes is still moved into its box with a `memcpy` call
-    /// (~30 instructions); see `stats.rs`, "Size", for why small cells are now 136 bytes.
+    /// callgrind), which writes the value into memory from the runtime's arena or the global
+    /// allocator; see `stats.rs`, "Size", for why small cells are now 136 bytes.
     #[inline(always)]
     pub(super) fn new(
         future: T,
@@ -87,8 +87,8 @@ impl<T: Future, S> Cell<T, S> {
         spawned_at: &'static std::panic::Location<'static>,
         time_polls: bool,
         time_schedules: bool,
-    ) -> Box<Self> {
-        Box::new(Cell {
+    ) -> Self {
+        Cell {
             header: Header {
                 state: State::new(),
                 vtable,
@@ -101,7 +101,7 @@ impl<T: Future, S> Cell<T, S> {
             },
             core: Core { scheduler, stage: UnsafeCell::new(Stage::Running(future)) },
             trailer: Trailer { waker: UnsafeCell::new(None), stats: TaskStats::new(time_polls, time_schedules) },
-        })
+        }
     }
 }
 
@@ -147,7 +147,7 @@ impl<T: Future, S> Core<T, S> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    /// A small task's cell stays in a 128-byte malloc chunk (see `stats.rs`, "Size").
+    /// A small task's cell stays in a 128-byte arena slot (see `stats.rs`, "Size").
     #[test]
     fn a_small_tasks_cell_is_at_most_120_bytes() {
         fn cell_size<F: std::future::Future>(_f: &F) -> usize {

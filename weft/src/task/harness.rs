@@ -288,13 +288,22 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
         }
     }
 
+    /// Drops the cell's contents and gives its memory back. The scheduler handle is moved out
+    /// first and dropped last: it keeps the arena the memory goes back to alive. A panic from a
+    /// user destructor (the future or output, the join waker) must not unwind into the runtime.
     fn dealloc(self) {
+        let cell = self.cell.as_ptr();
         // SAFETY: the reference count reached zero, so no other pointer to the cell is used
-        // again; the cell was allocated by `Box` in `Cell::new`.
-        let cell = unsafe { Box::from_raw(self.cell.as_ptr()) };
-        // Dropping the cell drops the scheduler handle, any unread output and the join waker;
-        // a panic from a user destructor must not unwind into the runtime.
-        let _ = catch_unwind(AssertUnwindSafe(move || drop(cell)));
+        // again; each field is read out or dropped in place exactly once below, and the memory
+        // is then freed by `free_cell`, which matches `raw::allocate`'s `alloc_cell`.
+        unsafe {
+            let scheduler = std::ptr::read(&(*cell).core.scheduler);
+            let _ = catch_unwind(AssertUnwindSafe(|| std::ptr::drop_in_place(&mut (*cell).core.stage)));
+            let _ = catch_unwind(AssertUnwindSafe(|| std::ptr::drop_in_place(&mut (*cell).trailer)));
+            std::ptr::drop_in_place(&mut (*cell).header);
+            super::raw::free_cell::<T, S>(&scheduler, self.cell);
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(scheduler)));
+        }
     }
 
     /// JoinHandle side: may the output be read? If not, leaves `waker` to be woken.

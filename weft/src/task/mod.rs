@@ -44,9 +44,11 @@
 //! `state` (the word), `core` (cell layout), `raw` (vtable, reference types), `harness`
 //! (typed poll/complete/cancel), `waker`, `join`, `abort`, `error`, `id`, `list` (owned
 //! tasks), `stats` (per-task poll count, poll time, age), `coop` (budget), `yield_now`,
-//! `join_set`, `local` (LocalSet, spawn_local), `block_in_place`.
+//! `join_set`, `local` (LocalSet, spawn_local), `block_in_place`, `arena` (the runtime's cell
+//! memory).
 
 mod abort;
+pub(crate) mod arena;
 mod block_in_place;
 pub mod coop;
 pub(crate) mod core;
@@ -107,6 +109,13 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     /// The task is going idle for the first time: add it to the owned list (which takes the
     /// given reference). False if the list is closed; the caller then cancels the task.
     fn bind(&self, task: Task<Self>) -> bool;
+
+    /// The runtime's task arena, if it has one: cells whose layout it serves are carved from
+    /// it (`arena.rs`), others come from the global allocator. Must return the same arena for
+    /// every call on one scheduler value (a cell is freed where it was allocated).
+    fn arena(&self) -> Option<&arena::TaskArena> {
+        None
+    }
 
     /// The task reached its end (completed, panicked or cancelled); called once per task,
     /// for the runtime metrics' live-task count.

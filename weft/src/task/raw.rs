@@ -18,11 +18,13 @@
 //! each stating in `# Safety` which reference the new value stands for, and to the vtable
 //! calls below, which rely on exactly that.
 
+use std::alloc::Layout;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::task::Waker;
 
+use super::arena::TaskArena;
 use super::core::{Cell, Header};
 use super::harness;
 use super::state::{State, TransitionToNotifiedByRef, TransitionToNotifiedByVal};
@@ -62,11 +64,46 @@ where
     S: Schedule,
 {
     let (polls, schedules) = (scheduler.time_polls(), scheduler.time_schedules());
+    let mem = alloc_cell::<T, S>(&scheduler);
     let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>(), spawned_at, polls, schedules);
-    let ptr = NonNull::from(Box::leak(cell)).cast::<Header>();
+    // SAFETY: `mem` is fresh memory for one `Cell<T, S>` (size and alignment of its layout).
+    unsafe { mem.as_ptr().write(cell) };
+    let ptr = mem.cast::<Header>();
     // SAFETY: `State::new` starts the count at two references, one for each value built
     // here; the cell is a `Cell<T, S>`, so `S` is its scheduler type.
     unsafe { (Runnable::from_raw(ptr), OwnedRef::from_raw(ptr)) }
+}
+
+/// Memory for a `Cell<T, S>`: a slot of the scheduler's arena when it serves the layout, else
+/// the global allocator. `free_cell` decides the same way, from the same two facts.
+#[inline(always)]
+fn alloc_cell<T: Future + 'static, S: Schedule>(scheduler: &S) -> NonNull<Cell<T, S>> {
+    let layout = Layout::new::<Cell<T, S>>();
+    if let (Some(arena), Some(class)) = (scheduler.arena(), TaskArena::class_of(layout)) {
+        return arena.alloc(class).cast();
+    }
+    // SAFETY: a cell's layout is never zero-sized (it holds the header).
+    match NonNull::new(unsafe { std::alloc::alloc(layout) }) {
+        Some(p) => p.cast(),
+        None => std::alloc::handle_alloc_error(layout),
+    }
+}
+
+/// Gives back the memory of a `Cell<T, S>` whose contents were already dropped or moved out.
+///
+/// # Safety
+/// `cell` came from `alloc_cell::<T, S>` with a scheduler value whose `arena()` is `scheduler`'s
+/// (the cell's own scheduler, moved out of it), and nothing uses the memory again.
+pub(super) unsafe fn free_cell<T: Future + 'static, S: Schedule>(scheduler: &S, cell: NonNull<Cell<T, S>>) {
+    let layout = Layout::new::<Cell<T, S>>();
+    if let (Some(arena), Some(class)) = (scheduler.arena(), TaskArena::class_of(layout)) {
+        // SAFETY: `alloc_cell` took it from this arena's `class` (same scheduler arena, same
+        // layout), and the caller is done with it.
+        unsafe { arena.free(cell.cast(), class) };
+    } else {
+        // SAFETY: `alloc_cell` took it from the global allocator with this layout.
+        unsafe { std::alloc::dealloc(cell.as_ptr().cast(), layout) };
+    }
 }
 
 /// A borrowed view of a task. Holding one promises nothing new: some owner lent it, and the

@@ -28,8 +28,9 @@
 //!
 //! Why so tight: a small task's cell (header 64 bytes, scheduler handle and output slot 32 —
 //! `JoinError` is two words for this — join waker 16, this word 8) is then 120 bytes, a
-//! 128-byte malloc chunk (a unit test holds it there). Past 120 the chunk is 144 bytes, over
-//! glibc's 128-byte fastbin limit, and the cell is moved into its box with a `memcpy` call.
+//! 128-byte slot of the runtime's task arena (`arena.rs`; a unit test holds it there). When
+//! cells came from malloc, past 120 the chunk was 144 bytes, over glibc's 128-byte fastbin
+//! limit, and the cell was moved into its box with a `memcpy` call (measured below).
 //!
 //! Rejected: all fields inline (32 bytes, as first built; cell 152 bytes) and then 16 bytes
 //! (`u32` count, `u32` bind time, a pointer to the timed fields; cell 136). Measured with

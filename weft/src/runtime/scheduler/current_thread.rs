@@ -31,6 +31,7 @@ use crate::runtime::driver::{self, Driver};
 use crate::runtime::metrics::{worker::MetricsBatch, SchedulerMetrics};
 use crate::runtime::park::ParkThread;
 use crate::runtime::{context, Config};
+use crate::task::arena::TaskArena;
 use crate::task::coop::{BudgetGuard, BUDGET};
 use crate::task::{Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 use crate::util::wake::{self, Wake};
@@ -41,6 +42,8 @@ pub(crate) struct Handle {
     pub(crate) driver: driver::Handle,
     pub(crate) blocking: BlockingPool,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
+    /// Memory of this runtime's task cells (`task/arena.rs`), freed with the runtime.
+    pub(crate) arena: Option<TaskArena>,
     pub(crate) config: Config,
     pub(crate) metrics: SchedulerMetrics,
     /// `None` once shut down.
@@ -109,6 +112,7 @@ pub(crate) fn create(
         driver: driver_handle,
         blocking,
         owned: OwnedTasks::new(1),
+        arena: config.task_arena.then(TaskArena::new),
         metrics: SchedulerMetrics::new(1, config.metrics),
         inject: Mutex::new(Some(VecDeque::new())),
         inject_len: AtomicUsize::new(0),
@@ -453,6 +457,12 @@ impl Schedule for Arc<Handle> {
 
     fn silence_panics(&self) -> bool {
         self.config.silence_task_panics
+    }
+
+    fn arena(&self) -> Option<&TaskArena> {
+        // Loom models of the runtime leave the arena out (its lock would be modelled on every
+        // spawn); `task/arena.rs` has its own model.
+        self.arena.as_ref().filter(|_| !cfg!(loom))
     }
 
     fn time_polls(&self) -> bool {

@@ -42,6 +42,7 @@ use crate::runtime::driver;
 use crate::runtime::metrics::SchedulerMetrics;
 use crate::runtime::park::{Parker, SharedDriver, Unparker};
 use crate::runtime::Config;
+use crate::task::arena::TaskArena;
 use crate::task::{Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 
 use worker::Kind;
@@ -55,6 +56,8 @@ pub(crate) struct Handle {
     pub(crate) driver: driver::Handle,
     pub(crate) blocking: BlockingPool,
     pub(crate) owned: OwnedTasks<Arc<Handle>>,
+    /// Memory of this runtime's task cells (`task/arena.rs`), freed with the runtime.
+    pub(crate) arena: Option<TaskArena>,
     pub(crate) config: Config,
     pub(crate) metrics: SchedulerMetrics,
     /// Long-poll detection (one `PollSlot` per worker, written around every poll).
@@ -110,6 +113,7 @@ pub(crate) fn create(
         blocking,
         // One shard per worker plus one for spawns from outside the workers.
         owned: OwnedTasks::new(num_workers + 1),
+        arena: config.task_arena.then(TaskArena::new),
         metrics: SchedulerMetrics::new(num_workers, config.metrics),
         monitor: monitor::Monitor::new(num_workers, config.monitor),
         threads,
@@ -282,6 +286,12 @@ impl Schedule for Arc<Handle> {
 
     fn silence_panics(&self) -> bool {
         self.config.silence_task_panics
+    }
+
+    fn arena(&self) -> Option<&TaskArena> {
+        // Loom models of the runtime leave the arena out (its lock would be modelled on every
+        // spawn); `task/arena.rs` has its own model.
+        self.arena.as_ref().filter(|_| !cfg!(loom))
     }
 
     fn time_polls(&self) -> bool {
