@@ -101,6 +101,13 @@ pub trait Adapter: Sized + 'static {
 
     /// The runtime's timer.
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send;
+
+    /// The runtime's movable timer (what an idle timeout pushed back on every read uses).
+    type Timer: Future<Output = ()> + Send;
+    /// A timer that fires at `deadline`.
+    fn timer_at(deadline: std::time::Instant) -> Self::Timer;
+    /// Moves `timer` to `deadline` in place (tokio's `Sleep::reset`, async-io's `set_at`).
+    fn reset_timer(timer: std::pin::Pin<&mut Self::Timer>, deadline: std::time::Instant);
 }
 
 /// Why a broadcast receive returned nothing.

@@ -1,6 +1,7 @@
 //! Paused time (`test-util`): `pause`, `advance`, `resume`, `start_paused` and auto-advance.
 //! Every assertion is on the paused clock, which moves only by exact amounts.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -214,4 +215,54 @@ fn an_unawaited_blocking_closure_lets_auto_advance_go_on_when_it_ends() {
             assert_eq!(start.elapsed(), Duration::from_secs(15));
         });
     });
+}
+
+/// `Sleep::reset` to a later deadline leaves the entry where the wheel filed it (no lock); the
+/// sleep must still fire exactly at the new deadline, not at the old one, and moving it
+/// earlier again (which unlinks it) must fire at that earlier deadline.
+#[weft::test(start_paused = true)]
+async fn reset_later_fires_at_the_new_deadline_and_earlier_again_works() {
+    let start = Instant::now();
+    let sleep = time::sleep(Duration::from_millis(10));
+    check_reset_sequence(sleep, start).await;
+}
+
+async fn check_reset_sequence(sleep: time::Sleep, start: Instant) {
+    let mut sleep = std::pin::pin!(sleep);
+    assert!(futures_poll_once(sleep.as_mut()).await.is_pending(), "registered");
+    for ms in [20, 30, 500] {
+        sleep.as_mut().reset(start + Duration::from_millis(ms));
+    }
+    time::advance(Duration::from_millis(499)).await;
+    assert!(futures_poll_once(sleep.as_mut()).await.is_pending(), "fired before its new deadline");
+    assert!(!sleep.is_elapsed());
+    sleep.as_mut().await;
+    assert_eq!(start.elapsed(), Duration::from_millis(500));
+
+    // Later again after it fired, then earlier than that (unlinks it): fires at the earlier one.
+    sleep.as_mut().reset(start + Duration::from_millis(2_000));
+    assert!(futures_poll_once(sleep.as_mut()).await.is_pending());
+    sleep.as_mut().reset(start + Duration::from_millis(5_000));
+    sleep.as_mut().reset(start + Duration::from_millis(800));
+    sleep.as_mut().await;
+    assert_eq!(start.elapsed(), Duration::from_millis(800));
+}
+
+/// A sleep moved later from another task while its owner waits on it still wakes the owner
+/// (the wheel keeps the owner's waker when it files the entry again).
+#[weft::test(start_paused = true)]
+async fn a_sleep_moved_later_still_wakes_its_waiting_task() {
+    let start = Instant::now();
+    let sleep = Arc::new(Mutex::new(Box::pin(time::sleep(Duration::from_millis(10)))));
+    let waiter = {
+        let sleep = sleep.clone();
+        weft::spawn(async move {
+            std::future::poll_fn(|cx| sleep.lock().unwrap().as_mut().poll(cx)).await;
+            Instant::now()
+        })
+    };
+    weft::task::yield_now().await; // the waiter registers the sleep
+    sleep.lock().unwrap().as_mut().reset(start + Duration::from_millis(250));
+    let fired_at = waiter.await.unwrap();
+    assert_eq!(fired_at - start, Duration::from_millis(250));
 }

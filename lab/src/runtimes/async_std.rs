@@ -61,6 +61,18 @@ impl Adapter for AsyncStd {
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
         async_std::task::sleep(duration)
     }
+
+    // async-std has no movable timer of its own; its users reach for async-io's, which its
+    // reactor drives.
+    type Timer = crate::runtimes::AsyncIoTimer;
+
+    fn timer_at(deadline: std::time::Instant) -> Self::Timer {
+        crate::runtimes::AsyncIoTimer(async_io::Timer::at(deadline))
+    }
+
+    fn reset_timer(timer: std::pin::Pin<&mut Self::Timer>, deadline: std::time::Instant) {
+        timer.get_mut().0.set_at(deadline);
+    }
 }
 
 /// `async_std::channel` bounded mpsc (`bounded(1)` as the oneshot), `async_std::sync::Mutex`;

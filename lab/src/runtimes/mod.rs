@@ -214,3 +214,16 @@ pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
         "non-string panic payload".to_string()
     }
 }
+
+/// async-io's movable timer as the lab's `Adapter::Timer` (smol's and async-std's): the same
+/// `Timer`, with its output (the instant it fired) dropped.
+#[derive(Debug)]
+pub struct AsyncIoTimer(pub async_io::Timer);
+
+impl std::future::Future for AsyncIoTimer {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        std::pin::Pin::new(&mut self.0).poll(cx).map(drop)
+    }
+}

@@ -104,6 +104,16 @@ impl Adapter for Smol {
             async_io::Timer::after(duration).await;
         }
     }
+
+    type Timer = crate::runtimes::AsyncIoTimer;
+
+    fn timer_at(deadline: std::time::Instant) -> Self::Timer {
+        crate::runtimes::AsyncIoTimer(async_io::Timer::at(deadline))
+    }
+
+    fn reset_timer(timer: std::pin::Pin<&mut Self::Timer>, deadline: std::time::Instant) {
+        timer.get_mut().0.set_at(deadline);
+    }
 }
 
 impl Drop for Smol {

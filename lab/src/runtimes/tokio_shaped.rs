@@ -75,6 +75,16 @@ macro_rules! tokio_shaped_adapter {
             fn sleep(duration: std::time::Duration) -> impl std::future::Future<Output = ()> + Send {
                 $rt::time::sleep(duration)
             }
+
+            type Timer = $rt::time::Sleep;
+
+            fn timer_at(deadline: std::time::Instant) -> Self::Timer {
+                $rt::time::sleep_until($rt::time::Instant::from_std(deadline))
+            }
+
+            fn reset_timer(timer: std::pin::Pin<&mut Self::Timer>, deadline: std::time::Instant) {
+                timer.reset($rt::time::Instant::from_std(deadline));
+            }
         }
 
         #[doc = concat!("`", stringify!($rt), "::sync`: `mpsc` (bounded), `oneshot`, `broadcast`, `Semaphore`, `Mutex`.")]

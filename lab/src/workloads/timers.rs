@@ -1,5 +1,6 @@
-//! Timer workloads: registering and cancelling timers (`timers_create_drop`) and many tasks
-//! sleeping at once (`many_timers`).
+//! Timer workloads: registering and cancelling timers (`timers_create_drop`), moving one
+//! pending timer later again and again (`timer_reset`) and many tasks sleeping at once
+//! (`many_timers`).
 
 use std::pin::pin;
 use std::time::{Duration, Instant};
@@ -20,6 +21,28 @@ pub async fn timers_create_drop<R: Adapter>(n: u64) -> Result<(), String> {
             }
         }
         expect_eq("sleeps still pending after one poll", pending, n)
+    })
+    .await
+}
+
+/// `timer_reset`: one timer, due in a second, moved 1 µs later and polled N times — what an
+/// idle timeout does when a connection pushes it back on every read — and still pending after
+/// each poll; then moved to now, and awaited (it must fire).
+pub async fn timer_reset<R: Adapter>(n: u64) -> Result<(), String> {
+    inside::<R, _>(async move {
+        let base = Instant::now() + Duration::from_secs(1);
+        let mut timer = pin!(R::timer_at(base));
+        let mut pending = 0u64;
+        for i in 1..=n {
+            R::reset_timer(timer.as_mut(), base + Duration::from_micros(i));
+            if poll_once(timer.as_mut()).await.is_none() {
+                pending += 1;
+            }
+        }
+        expect_eq("timeouts still pending after each move", pending, n)?;
+        R::reset_timer(timer.as_mut(), Instant::now());
+        timer.await;
+        Ok(())
     })
     .await
 }

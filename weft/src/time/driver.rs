@@ -63,7 +63,7 @@ impl Handle {
     }
 
     /// Tick of a deadline, rounded up, so that firing at this tick is never early.
-    fn tick_ceil(&self, deadline: Instant) -> u64 {
+    pub(crate) fn tick_ceil(&self, deadline: Instant) -> u64 {
         let d = deadline.into_std().saturating_duration_since(self.start);
         let us = d.as_micros() as u64;
         if d > Duration::from_micros(us) {
@@ -95,6 +95,7 @@ impl Handle {
             // sleeps pay nothing for this.
             let due = when <= inner.wheel.elapsed().saturating_add(DUE_CHECK_WINDOW_TICKS)
                 && deadline.into_std() <= self.clock.now();
+            e.arm(when);
             // SAFETY: `register`'s `# Safety` (entry live, pinned and not linked) plus the driver
             // lock held just above, as `insert` requires.
             if due || unsafe { inner.wheel.insert(entry, when) }.is_err() {
@@ -164,10 +165,15 @@ impl Handle {
             }
             let metrics = &self.metrics;
             inner.wheel.advance(now_tick, |entry| {
-                metrics.inc_fired();
                 // SAFETY: the wheel hands us unlinked live entries under the lock.
-                if let Some(w) = unsafe { entry.as_ref().mark_fired() } {
-                    wakers.push(w);
+                match unsafe { entry.as_ref().fire_unless_extended(now_tick) } {
+                    Ok(waker) => {
+                        metrics.inc_fired();
+                        wakers.extend(waker);
+                        None
+                    }
+                    // Its `Sleep` moved the deadline later without the lock: file it again.
+                    Err(later) => Some(later),
                 }
             });
         }

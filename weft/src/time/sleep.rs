@@ -2,8 +2,9 @@
 //!
 //! The timer entry lives inside the `Sleep` (no allocation per timer), which is why `Sleep`
 //! is `!Unpin`: once polled, the wheel holds a pointer to it until it fires or is dropped.
-//! The first poll registers it (one lock); later polls read the `fired` flag without a lock
-//! unless the waker must change; drop unlinks it (one lock) unless it already fired.
+//! The first poll registers it (one lock); later polls read the `fired` state without a lock,
+//! and take the lock only to store a waker for a different task; drop unlinks it (one lock)
+//! unless it already fired. `reset` to a later deadline takes no lock (`entry.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,6 +23,9 @@ pin_project_lite::pin_project! {
         deadline: Instant,
         handle: scheduler::Handle,
         registered: bool,
+        // Identity (`Waker::data`, `Waker::vtable`) of the waker the linked entry holds, so a
+        // poll with a waker that wakes the same task skips the lock (`will_wake`'s test).
+        waker_id: Option<(usize, usize)>,
         #[pin]
         entry: TimerShared,
     }
@@ -69,7 +73,7 @@ impl Sleep {
                  `Builder::enable_all()`)"
             );
         }
-        Sleep { deadline, handle, registered: false, entry: TimerShared::new() }
+        Sleep { deadline, handle, registered: false, waker_id: None, entry: TimerShared::new() }
     }
 
     /// The instant at which this future completes.
@@ -82,16 +86,27 @@ impl Sleep {
         self.registered && self.entry.is_fired()
     }
 
-    /// Moves the deadline; the sleep is re-registered in place on its next poll (no new
-    /// allocation, the same pinned entry).
+    /// Moves the deadline, reusing the same pinned entry (no allocation). A later deadline on a
+    /// pending sleep takes no lock: the entry stays filed in the wheel, which files it again
+    /// when its old tick comes due (`entry.rs`). An earlier one unlinks it (one lock); after
+    /// it fired nothing is linked. Either way the next poll registers it again.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.project();
+        if *this.registered && this.entry.extend(time_handle(this.handle).tick_ceil(deadline)) {
+            *this.deadline = deadline;
+            return;
+        }
         if *this.registered {
-            let entry = NonNull::from(&*this.entry);
-            // SAFETY: registered with this handle and pinned.
-            unsafe { time_handle(this.handle).deregister(entry) };
-            this.entry.reset_fired();
+            // A fired entry is already unlinked and the driver is done with it (`entry.rs`):
+            // an `interval` re-arming after each tick takes no lock here.
+            if !this.entry.is_fired() {
+                let entry = NonNull::from(&*this.entry);
+                // SAFETY: registered with this handle and pinned.
+                unsafe { time_handle(this.handle).deregister(entry) };
+            }
+            this.entry.disarm();
             *this.registered = false;
+            *this.waker_id = None;
         }
         *this.deadline = deadline;
     }
@@ -107,13 +122,20 @@ impl Sleep {
         }
         let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         let entry = NonNull::from(&*this.entry);
+        let id = waker_id(cx.waker());
         let fired = if !*this.registered {
             *this.registered = true;
+            *this.waker_id = Some(id);
             // SAFETY: pinned, unlinked; deregistered in our drop.
             unsafe { time.register(entry, *this.deadline, cx.waker()) }
         } else if this.entry.is_fired() {
             true
+        } else if *this.waker_id == Some(id) {
+            // The entry holds a waker for this same task (and keeps that task alive, so the
+            // identity cannot be reused); if the timer fires meanwhile, that waker wakes us.
+            false
         } else {
+            *this.waker_id = Some(id);
             // SAFETY: registered with this handle and pinned.
             unsafe { time.update_waker(entry, cx.waker()) }
         };
@@ -124,6 +146,10 @@ impl Sleep {
             Poll::Pending
         }
     }
+}
+
+fn waker_id(waker: &std::task::Waker) -> (usize, usize) {
+    (waker.data() as usize, waker.vtable() as *const std::task::RawWakerVTable as usize)
 }
 
 impl Future for Sleep {

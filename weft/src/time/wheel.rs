@@ -122,10 +122,11 @@ impl Wheel {
         (0..LEVELS).find_map(|level| self.levels[level].next_expiration(level, self.elapsed))
     }
 
-    /// Advances to `now`, calling `fire` for every entry whose deadline is `<= now` (already
+    /// Advances to `now`, calling `fire` for every entry whose filed tick is `<= now` (already
     /// unlinked when `fire` sees it). Entries in due higher-level slots that are not yet due
-    /// cascade to lower levels.
-    pub(crate) fn advance(&mut self, now: u64, mut fire: impl FnMut(NonNull<TimerShared>)) {
+    /// cascade to lower levels. `fire` returns `Some(tick)` when the entry's owner moved its
+    /// deadline later (`TimerShared::extend`): the entry is filed again under that tick.
+    pub(crate) fn advance(&mut self, now: u64, mut fire: impl FnMut(NonNull<TimerShared>) -> Option<u64>) {
         while let Some(exp) = self.next_expiration() {
             if exp.deadline > now {
                 break;
@@ -144,7 +145,8 @@ impl Wheel {
                 // SAFETY: popped entries are unlinked; insert's contract holds.
                 if unsafe { self.insert(entry, when) }.is_err() {
                     if exp.level == 0 {
-                        fire(entry);
+                        // SAFETY: popped, unlinked, live.
+                        unsafe { self.fire_or_refile(entry, &mut fire) };
                     } else {
                         due.push((when, entry));
                     }
@@ -152,10 +154,29 @@ impl Wheel {
             }
             due.sort_by_key(|&(when, _)| when);
             for (_, entry) in due {
-                fire(entry);
+                // SAFETY: popped, unlinked, live.
+                unsafe { self.fire_or_refile(entry, &mut fire) };
             }
         }
         self.elapsed = self.elapsed.max(now);
+    }
+
+    /// Hands a due entry to `fire`, filing it again if `fire` reports a later deadline.
+    ///
+    /// # Safety
+    /// `entry` is live, pinned and unlinked.
+    unsafe fn fire_or_refile(
+        &mut self,
+        entry: NonNull<TimerShared>,
+        fire: &mut impl FnMut(NonNull<TimerShared>) -> Option<u64>,
+    ) {
+        while let Some(later) = fire(entry) {
+            // SAFETY: still unlinked; `insert` only refuses a tick the wheel has passed (then
+            // `fire` looks at the entry again).
+            if unsafe { self.insert(entry, later) }.is_ok() {
+                return;
+            }
+        }
     }
 
     /// Unlinks every entry (for shutdown), calling `fire` on each.
@@ -304,6 +325,7 @@ mod tests {
                 assert!(when <= now, "fired early: when={when} now={now}");
                 assert!(when == now, "fired late at step granularity: when={when} now={now}");
                 fired.push(when);
+                None
             });
         }
         let mut sorted = whens.clone();
@@ -338,10 +360,16 @@ mod tests {
             sorted.sort();
             for &w in &sorted {
                 // Just before each deadline: nothing more fires; at it: exactly that one.
-                // SAFETY: fired entries are live (pinned in `es`).
-                wheel.advance(w - 1, |e| fired.push((w - 1, unsafe { e.as_ref().when() })));
-                // SAFETY: as above.
-                wheel.advance(w, |e| fired.push((w, unsafe { e.as_ref().when() })));
+                wheel.advance(w - 1, |e| {
+                    // SAFETY: fired entries are live (pinned in `es`).
+                    fired.push((w - 1, unsafe { e.as_ref().when() }));
+                    None
+                });
+                wheel.advance(w, |e| {
+                    // SAFETY: fired entries are live (pinned in `es`).
+                    fired.push((w, unsafe { e.as_ref().when() }));
+                    None
+                });
             }
             assert!(wheel.next_expiration().is_none());
             (fired, sorted)
@@ -370,12 +398,18 @@ mod tests {
             unsafe { wheel.insert(ptr(e), w).unwrap() };
         }
         let mut fired = Vec::new();
-        // SAFETY: fired entries are live (pinned in `es`).
-        wheel.advance(6000, |e| fired.push(unsafe { e.as_ref().when() }));
+        wheel.advance(6000, |e| {
+            // SAFETY: fired entries are live (pinned in `es`).
+            fired.push(unsafe { e.as_ref().when() });
+            None
+        });
         assert_eq!(fired, vec![10, 200, 5000]);
         assert_eq!(wheel.next_expiration().map(|e| e.deadline <= 300_000), Some(true));
-        // SAFETY: fired entries are live (pinned in `es`).
-        wheel.advance(300_000, |e| fired.push(unsafe { e.as_ref().when() }));
+        wheel.advance(300_000, |e| {
+            // SAFETY: fired entries are live (pinned in `es`).
+            fired.push(unsafe { e.as_ref().when() });
+            None
+        });
         assert_eq!(fired, vec![10, 200, 5000, 300_000]);
         assert!(wheel.next_expiration().is_none());
     }
@@ -392,8 +426,11 @@ mod tests {
             unsafe { wheel.insert(ptr(e), w).unwrap() };
         }
         let mut fired = Vec::new();
-        // SAFETY: fired entries are live (pinned in `es`).
-        wheel.advance(5_000, |e| fired.push(unsafe { e.as_ref().when() }));
+        wheel.advance(5_000, |e| {
+            // SAFETY: fired entries are live (pinned in `es`).
+            fired.push(unsafe { e.as_ref().when() });
+            None
+        });
         assert_eq!(fired, vec![4_100, 4_101, 4_120, 4_150, 4_190]);
     }
 
@@ -412,8 +449,49 @@ mod tests {
             wheel.remove(ptr(&es[2])); // idempotent
         }
         let mut n = 0;
-        wheel.advance(10_000, |_| n += 1);
+        wheel.advance(10_000, |_| {
+            n += 1;
+            None
+        });
         assert_eq!(n, 1);
+        assert!(wheel.next_expiration().is_none());
+    }
+
+    /// An entry whose owner moved its deadline later (without the lock) is filed again when
+    /// its old tick comes due and fires at the new one, never before.
+    #[test]
+    fn extended_entries_fire_at_their_new_deadline() {
+        let es = entries(2);
+        let mut wheel = Wheel::new();
+        for (e, w) in es.iter().zip([10u64, 20]) {
+            e.arm(w);
+            // SAFETY: the entries are pinned in `es`, live for the whole test, and not linked yet.
+            unsafe { wheel.insert(ptr(e), w).unwrap() };
+        }
+        assert!(es[0].extend(5_000));
+        assert!(es[0].extend(70_000));
+        assert!(!es[0].extend(60_000), "an earlier deadline needs the lock");
+        let mut fired = Vec::new();
+        let step = |wheel: &mut Wheel, now: u64, fired: &mut Vec<(u64, usize)>| {
+            wheel.advance(now, |e| {
+                // SAFETY: unlinked live entries; this test is the only thread.
+                match unsafe { e.as_ref().fire_unless_extended(now) } {
+                    Ok(_) => {
+                        fired.push((now, es.iter().position(|x| ptr(x) == e).unwrap()));
+                        None
+                    }
+                    Err(later) => Some(later),
+                }
+            })
+        };
+        step(&mut wheel, 20, &mut fired);
+        assert_eq!(fired, vec![(20, 1)]);
+        assert!(!es[0].is_fired());
+        step(&mut wheel, 69_999, &mut fired);
+        assert_eq!(fired, vec![(20, 1)], "fired before its new deadline");
+        step(&mut wheel, 70_000, &mut fired);
+        assert_eq!(fired, vec![(20, 1), (70_000, 0)]);
+        assert!(es[0].is_fired() && !es[0].extend(80_000), "a fired entry cannot be extended");
         assert!(wheel.next_expiration().is_none());
     }
 
@@ -421,7 +499,7 @@ mod tests {
     fn past_deadline_is_rejected() {
         let es = entries(1);
         let mut wheel = Wheel::new();
-        wheel.advance(100, |_| {});
+        wheel.advance(100, |_| None);
         // SAFETY: the entry is pinned in `es` and not linked (the first insert is rejected).
         assert!(unsafe { wheel.insert(ptr(&es[0]), 100) }.is_err());
         // SAFETY: the entry is pinned in `es` and not linked.
