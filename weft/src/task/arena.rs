@@ -271,6 +271,7 @@ fn slot_size(class: usize) -> usize {
 }
 
 /// A runtime's task arena (see the module comment). Cloning shares it.
+#[derive(Clone)]
 pub(crate) struct TaskArena {
     inner: Arc<Inner>,
 }
@@ -325,12 +326,6 @@ impl TaskArena {
     #[cfg(all(test, loom))]
     fn take_batch(&self, class: usize) -> FreeList {
         self.inner.take(class, BATCH)
-    }
-}
-
-impl Clone for TaskArena {
-    fn clone(&self) -> TaskArena {
-        TaskArena { inner: self.inner.clone() }
     }
 }
 

@@ -22,10 +22,10 @@ pin_project_lite::pin_project! {
     pub struct Sleep {
         deadline: Instant,
         handle: scheduler::Handle,
-        registered: bool,
-        // Identity (`Waker::data`, `Waker::vtable`) of the waker the linked entry holds, so a
-        // poll with a waker that wakes the same task skips the lock (`will_wake`'s test).
-        waker_id: Option<(usize, usize)>,
+        // `Some` while the entry is registered: the identity (`Waker::data`, `Waker::vtable`)
+        // of the waker it holds, so a poll with a waker that wakes the same task skips the
+        // lock (`will_wake`'s test).
+        registered: Option<WakerId>,
         #[pin]
         entry: TimerShared,
     }
@@ -33,7 +33,7 @@ pin_project_lite::pin_project! {
     impl PinnedDrop for Sleep {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
-            if *this.registered && !this.entry.is_fired() {
+            if this.registered.is_some() && !this.entry.is_fired() {
                 let entry = NonNull::from(&*this.entry);
                 // SAFETY: the entry was registered with this handle's driver and is pinned
                 // until this drop returns.
@@ -73,7 +73,7 @@ impl Sleep {
                  `Builder::enable_all()`)"
             );
         }
-        Sleep { deadline, handle, registered: false, waker_id: None, entry: TimerShared::new() }
+        Sleep { deadline, handle, registered: None, entry: TimerShared::new() }
     }
 
     /// The instant at which this future completes.
@@ -83,7 +83,7 @@ impl Sleep {
 
     /// True once the deadline has been reached (the timer fired).
     pub fn is_elapsed(&self) -> bool {
-        self.registered && self.entry.is_fired()
+        self.registered.is_some() && self.entry.is_fired()
     }
 
     /// Moves the deadline, reusing the same pinned entry (no allocation). A later deadline on a
@@ -92,11 +92,11 @@ impl Sleep {
     /// it fired nothing is linked. Either way the next poll registers it again.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.project();
-        if *this.registered && this.entry.extend(time_handle(this.handle).tick_ceil(deadline)) {
+        if this.registered.is_some() && this.entry.extend(time_handle(this.handle).tick_ceil(deadline)) {
             *this.deadline = deadline;
             return;
         }
-        if *this.registered {
+        if this.registered.is_some() {
             // A fired entry is already unlinked and the driver is done with it (`entry.rs`):
             // an `interval` re-arming after each tick takes no lock here.
             if !this.entry.is_fired() {
@@ -105,8 +105,7 @@ impl Sleep {
                 unsafe { time_handle(this.handle).deregister(entry) };
             }
             this.entry.disarm();
-            *this.registered = false;
-            *this.waker_id = None;
+            *this.registered = None;
         }
         *this.deadline = deadline;
     }
@@ -123,19 +122,18 @@ impl Sleep {
         let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
         let entry = NonNull::from(&*this.entry);
         let id = waker_id(cx.waker());
-        let fired = if !*this.registered {
-            *this.registered = true;
-            *this.waker_id = Some(id);
+        let fired = if this.registered.is_none() {
+            *this.registered = Some(id);
             // SAFETY: pinned, unlinked; deregistered in our drop.
             unsafe { time.register(entry, *this.deadline, cx.waker()) }
         } else if this.entry.is_fired() {
             true
-        } else if *this.waker_id == Some(id) {
+        } else if *this.registered == Some(id) {
             // The entry holds a waker for this same task (and keeps that task alive, so the
             // identity cannot be reused); if the timer fires meanwhile, that waker wakes us.
             false
         } else {
-            *this.waker_id = Some(id);
+            *this.registered = Some(id);
             // SAFETY: registered with this handle and pinned.
             unsafe { time.update_waker(entry, cx.waker()) }
         };
@@ -148,7 +146,10 @@ impl Sleep {
     }
 }
 
-fn waker_id(waker: &std::task::Waker) -> (usize, usize) {
+/// What `Waker::will_wake` compares: the data pointer and the vtable.
+type WakerId = (usize, usize);
+
+fn waker_id(waker: &std::task::Waker) -> WakerId {
     (waker.data() as usize, waker.vtable() as *const std::task::RawWakerVTable as usize)
 }
 
