@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::adapter::RtConfig;
-use crate::measure::{self, Cell, Contender, Options};
-use crate::results::{self, default_workers, Machine, Results, Settings};
-use crate::runtimes::RuntimeId;
-use crate::smoke::{self, selected, SmokeOptions};
-use crate::workloads::{Workload, SPECS};
-use crate::{baseline, report, sweep};
+use crate::framework::adapter::RtConfig;
+use crate::framework::measure::{self, Cell, Contender, Options};
+use crate::framework::results::{self, default_workers, Machine, Results, Settings};
+use crate::framework::runtimes::RuntimeId;
+use crate::framework::smoke::{self, selected, SmokeOptions};
+use crate::framework::workloads::{Workload, SPECS};
+use crate::framework::{baseline, report, sweep};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -91,7 +91,7 @@ enum Command {
     Console(crate::console::ConsoleArgs),
     /// A weft program to watch with `console`: a task with 50 ms blocking polls, timers, I/O.
     #[command(name = "console-demo")]
-    ConsoleDemo(crate::console::demo::DemoArgs),
+    ConsoleDemo(crate::console_demo::DemoArgs),
     /// Run COMMAND under a grid of runtime environment variables; print the best setting,
     /// its ratio to the default with a CI, the lines to deploy it, and the runtime's diagnosis.
     Tune(crate::tune::TuneArgs),
@@ -376,7 +376,7 @@ pub fn main() -> ExitCode {
         Some(Command::BlockingResilience(args)) => blocking_command(args),
         Some(Command::BlockInPlace(a)) => {
             let work = std::time::Duration::from_micros(a.work_us);
-            crate::block_in_place_bench::run(a.samples.max(1), a.tasks, a.iters, work).map(|md| {
+            crate::block_in_place::run(a.samples.max(1), a.tasks, a.iters, work).map(|md| {
                 print!("{md}");
                 ExitCode::SUCCESS
             })
@@ -388,11 +388,11 @@ pub fn main() -> ExitCode {
         Some(Command::HttpHello(args)) => http_hello_command(args),
         Some(Command::Search(args)) => crate::search::command(args),
         Some(Command::Console(args)) => crate::console::run(args).map(|()| ExitCode::SUCCESS),
-        Some(Command::ConsoleDemo(args)) => crate::console::demo::run(args).map(|()| ExitCode::SUCCESS),
+        Some(Command::ConsoleDemo(args)) => crate::console_demo::run(args).map(|()| ExitCode::SUCCESS),
         Some(Command::FsBench(args)) => crate::fs_bench::run(args),
         Some(Command::Tune(args)) => crate::tune::command(args),
         Some(Command::IdleHolder(args)) => {
-            crate::idle_conns::holder_main(args.addr, args.count, args.http).map(|()| ExitCode::SUCCESS)
+            crate::framework::idle_conns::holder_main(args.addr, args.count, args.http).map(|()| ExitCode::SUCCESS)
         }
         Some(Command::HttpServer(args)) => {
             let runtime =
@@ -707,7 +707,7 @@ fn http_hello_command(args: HttpHelloArgs) -> Result<ExitCode, String> {
     let workers = args.selection.workers.unwrap_or_else(default_workers);
     let duration = std::time::Duration::from_secs_f64(args.seconds.max(0.1));
     let most = args.connections.iter().max().copied().unwrap_or(1) + args.idle_connections.iter().max().unwrap_or(&0);
-    crate::idle_conns::raise_nofile(most as u64 + crate::idle_conns::FD_SLACK)?;
+    crate::framework::idle_conns::raise_nofile(most as u64 + crate::framework::idle_conns::FD_SLACK)?;
     let mut rows = Vec::new();
     let mut md = String::new();
     for &connections in &args.connections {
@@ -744,15 +744,15 @@ fn tcp_echo_command(args: TcpEchoArgs) -> Result<ExitCode, String> {
     // Both ends of every active connection and the server end of every idle one are here.
     let most = 2 * args.connections.iter().max().copied().unwrap_or(1)
         + *args.idle_connections.iter().max().unwrap_or(&0) as u64;
-    crate::idle_conns::raise_nofile(most + crate::idle_conns::FD_SLACK)?;
+    crate::framework::idle_conns::raise_nofile(most + crate::framework::idle_conns::FD_SLACK)?;
     let exe = this_exe()?;
     let mut rows = Vec::new();
     let mut md = String::new();
     for &connections in &args.connections {
         for &idle in &args.idle_connections {
             let sweep_rows =
-                crate::echo_latency::measure(&exe, &chosen, workers, rounds, args.messages.max(1), connections, idle)?;
-            md += &crate::echo_latency::markdown(&sweep_rows, rounds, args.messages, workers, connections, idle);
+                crate::tcp_echo::measure(&exe, &chosen, workers, rounds, args.messages.max(1), connections, idle)?;
+            md += &crate::tcp_echo::markdown(&sweep_rows, rounds, args.messages, workers, connections, idle);
             md += "\n";
             rows.extend(sweep_rows);
         }

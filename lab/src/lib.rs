@@ -30,26 +30,17 @@
 #![allow(clippy::manual_async_fn)]
 
 pub mod actors;
-pub mod adapter;
 pub mod agents;
-pub mod baseline;
-pub mod block_in_place_bench;
+pub mod block_in_place;
 pub mod blocking_resilience;
 pub mod cli;
 pub mod console;
-pub mod echo_latency;
+pub mod console_demo;
+pub mod framework;
 pub mod fs_bench;
 pub mod http_hello;
-pub mod idle_conns;
 pub mod lateness;
-pub mod measure;
 pub mod memory_per_task;
-pub mod report;
-pub mod results;
-pub mod runtimes;
 pub mod search;
-pub mod smoke;
-pub mod stats;
-pub mod sweep;
+pub mod tcp_echo;
 pub mod tune;
-pub mod workloads;

@@ -121,8 +121,8 @@ fn busy_503() {
 /// The error values themselves are typed (checked once, on weft's hyper client).
 #[test]
 fn errors_are_typed() {
-    use weft_lab::adapter::{Adapter, Flavor, RtConfig};
-    use weft_lab::runtimes::weft::Weft;
+    use weft_lab::framework::adapter::{Adapter, Flavor, RtConfig};
+    use weft_lab::framework::runtimes::weft::Weft;
     type Check = fn(&CallError) -> bool;
     let cases: [(Fault, Check); 4] = [
         (Fault::Malformed { after: 1 }, |e| matches!(e, CallError::Malformed(_))),

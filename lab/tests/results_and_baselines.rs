@@ -3,12 +3,12 @@
 mod common;
 
 use common::{around, assemble, measured, with_status};
-use weft_lab::baseline::{self, compare, parse_threshold};
-use weft_lab::measure::Status;
-use weft_lab::report;
-use weft_lab::results::Results;
-use weft_lab::runtimes::RuntimeId::{self, *};
-use weft_lab::workloads::Workload::*;
+use weft_lab::framework::baseline::{self, compare, parse_threshold};
+use weft_lab::framework::measure::Status;
+use weft_lab::framework::report;
+use weft_lab::framework::results::Results;
+use weft_lab::framework::runtimes::RuntimeId::{self, *};
+use weft_lab::framework::workloads::Workload::*;
 
 fn sample_results(weft_base: u64) -> Results {
     assemble(&[

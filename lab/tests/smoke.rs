@@ -1,10 +1,10 @@
 //! `weft-lab smoke` must pass: every workload once, tiny sizes, every built-in runtime.
 //! Also checks the sampler's interleaving on a real runtime.
 
-use weft_lab::measure::{self, Cell, Contender, Options, Status};
-use weft_lab::runtimes::RuntimeId;
-use weft_lab::smoke::{self, SmokeOptions};
-use weft_lab::workloads::Workload;
+use weft_lab::framework::measure::{self, Cell, Contender, Options, Status};
+use weft_lab::framework::runtimes::RuntimeId;
+use weft_lab::framework::smoke::{self, SmokeOptions};
+use weft_lab::framework::workloads::Workload;
 
 fn exe() -> std::path::PathBuf {
     env!("CARGO_BIN_EXE_weft-lab").into()

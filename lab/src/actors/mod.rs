@@ -34,8 +34,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::results::{self, Machine, RatioRow, Results, Row, RowStats, Settings, SCHEMA};
-use crate::smoke::SmokeReport;
+use crate::framework::results::{self, Machine, RatioRow, Results, Row, RowStats, Settings, SCHEMA};
+use crate::framework::smoke::SmokeReport;
 use workloads::WORKLOADS;
 
 /// The peers, baseline-comparable with `weft-actor`.
@@ -95,7 +95,7 @@ fn silence_panics() {
 pub fn measure(o: &ActorOptions, progress: bool) -> Results {
     silence_panics();
     let mut rows: Vec<Row> = Vec::new();
-    for w in WORKLOADS.iter().filter(|w| crate::smoke::selected(w.name, &o.filter)) {
+    for w in WORKLOADS.iter().filter(|w| crate::framework::smoke::selected(w.name, &o.filter)) {
         let n = scaled(w.name, w.scale, o.percent);
         let mut samples: Vec<Vec<u64>> = vec![Vec::new(); o.peers.len()];
         let mut status: Vec<Option<String>> = vec![None; o.peers.len()];
@@ -215,7 +215,7 @@ pub fn markdown(r: &Results) -> String {
         let _ = write!(s, "| {} | {} |", row.workload.trim_start_matches("actors/"), row.scale);
         for p in peers {
             let cell = match r.row(&row.workload, row.scale, p) {
-                Some(x) if x.is_ok() => crate::report::fmt_time(x.median().unwrap_or(0.0) / row.scale as f64),
+                Some(x) if x.is_ok() => crate::framework::report::fmt_time(x.median().unwrap_or(0.0) / row.scale as f64),
                 Some(x) => x.status.clone(),
                 None => "-".into(),
             };
@@ -271,7 +271,7 @@ pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
                         w.name,
                         w.smoke,
                         p,
-                        crate::report::fmt_time(t.as_nanos() as f64)
+                        crate::framework::report::fmt_time(t.as_nanos() as f64)
                     )
                 }
                 Ok(None) => {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::client::{stream_call, CallError, CallStats, Endpoint, HttpClient, OPENAI_PATH};
-use crate::adapter::Adapter;
+use crate::framework::adapter::Adapter;
 
 /// How agents coordinate (`--coordinator`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

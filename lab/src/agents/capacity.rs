@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use super::client::{stream_call, Endpoint, HyperClient};
 use super::sim::{process_cpu, Profile, Sim, SimConfig};
-use crate::adapter::{Adapter, Flavor, RtConfig};
-use crate::runtimes::weft::Weft;
-use crate::stats;
+use crate::framework::adapter::{Adapter, Flavor, RtConfig};
+use crate::framework::runtimes::weft::Weft;
+use crate::framework::stats;
 
 /// The measurement's result.
 #[derive(Clone, Debug)]

@@ -134,7 +134,7 @@ pub fn html(section: &AgentsSection) -> String {
             .flat_map(|x| x.per_agent.iter().flat_map(|a| a.ttft_ms.iter().copied()))
             .collect();
         if !xs.is_empty() {
-            use crate::stats::percentile;
+            use crate::framework::stats::percentile;
             ttft.push((r.runtime.clone(), percentile(&xs, 5.0), percentile(&xs, 50.0), percentile(&xs, 95.0)));
         }
     }

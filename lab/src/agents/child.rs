@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use super::hosts::{Batch, RunPlan};
 use super::sim::process_cpu;
 use crate::agents::hosts::AgentRuntime;
-use crate::runtimes::async_std::CHILD_ENV;
+use crate::framework::runtimes::async_std::CHILD_ENV;
 
 /// Runs `plan` on `rt` in a child process of `plan.exe`.
 pub fn run_in_child(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_lite::Stream;
 
-use crate::adapter::{Adapter, Net};
+use crate::framework::adapter::{Adapter, Net};
 
 pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>;
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -285,11 +285,11 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
     let failed = section.runs.iter().any(|r| r.failed) || section.fleet.iter().any(|f| f.failed_agents > 0);
     let md = summary::markdown(&section);
     println!("{md}");
-    let mut results = crate::results::assemble(
+    let mut results = crate::framework::results::assemble(
         &[],
-        crate::results::Machine::detect(),
+        crate::framework::results::Machine::detect(),
         profile.name,
-        crate::results::Settings {
+        crate::framework::results::Settings {
             workers,
             reps: options.runs,
             warmup: 0,
@@ -299,7 +299,7 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
     );
     results.agents = Some(section);
     let latest = args.out.join("latest");
-    crate::report::write_all(&latest, &results).map_err(|e| format!("cannot write {}: {e}", latest.display()))?;
+    crate::framework::report::write_all(&latest, &results).map_err(|e| format!("cannot write {}: {e}", latest.display()))?;
     println!("wrote {}/{{results.json,report.md,report.html}}", latest.display());
     Ok(!failed)
 }

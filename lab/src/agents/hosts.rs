@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use super::agent::{run_agent, AgentOutcome, AgentSpec, CoordKind, Coordinator};
 use super::client::{BoxFuture, Bridge, BridgeKind, HttpClient, HyperClient, ReqwestClient};
 use super::sim::process_cpu;
-use crate::adapter::{Adapter, Flavor, RtConfig};
-use crate::runtimes::{async_std::AsyncStd, smol::Smol, tokio::Tokio, weft::Weft};
+use crate::framework::adapter::{Adapter, Flavor, RtConfig};
+use crate::framework::runtimes::{async_std::AsyncStd, smol::Smol, tokio::Tokio, weft::Weft};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AgentRuntime {
@@ -300,7 +300,7 @@ pub fn run(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
             drop(b);
             out
         }
-        AgentRuntime::AsyncStd if std::env::var_os(crate::runtimes::async_std::CHILD_ENV).is_none() => {
+        AgentRuntime::AsyncStd if std::env::var_os(crate::framework::runtimes::async_std::CHILD_ENV).is_none() => {
             return super::child::run_in_child(rt, plan);
         }
         AgentRuntime::AsyncStd => {

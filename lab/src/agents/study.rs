@@ -14,7 +14,7 @@ use super::agent::{AgentOutcome, AgentSpec, CoordKind};
 use super::client::Endpoint;
 use super::hosts::{self, AgentRuntime, Batch, RunPlan, SpawnMode};
 use super::sim::{Profile, Sim};
-use crate::stats;
+use crate::framework::stats;
 
 /// One TR115 configuration: per-agent `num_gpu`/`num_ctx` (`None` = the model's defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

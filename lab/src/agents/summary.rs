@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use super::study::{FleetRecord, RunRecord};
-use crate::stats;
+use crate::framework::stats;
 
 /// One `summary` row of `results.json`'s `agents` section.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -25,7 +25,6 @@
 //! **Architecture Invariant:** the console reads the program only through its public HTTP
 //! endpoints; it links no runtime internals, so it can watch any weft build that serves them.
 
-pub mod demo;
 pub mod scrape;
 pub mod view;
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::engines::{self, Engine, RunSpec, SearchOutcome};
 use super::record::JsonParser;
 use super::{child_run, corpus, query::Query};
-use crate::stats::Summary;
+use crate::framework::stats::Summary;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {

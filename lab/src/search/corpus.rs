@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::stats::SplitMix64;
+use crate::framework::stats::SplitMix64;
 
 const MEDIAN_BYTES: f64 = 150_000.0;
 const SIGMA: f64 = 1.1;

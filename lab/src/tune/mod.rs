@@ -32,7 +32,7 @@
 //! # Statistics
 //! Runs are paired by rep: rep `r` of a configuration and of the default ran in the same
 //! interleaved pass, so their ratio cancels slow drifts of a noisy machine. The ratio shown is
-//! the median of the paired ratios with a seeded percentile-bootstrap CI (`crate::stats`).
+//! the median of the paired ratios with a seeded percentile-bootstrap CI (`crate::framework::stats`).
 //!
 //! # Rejected alternatives
 //! * *The full cartesian product by default*: the default weft grid is 3·2·2·2·2 = 48

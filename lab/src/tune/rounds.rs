@@ -1,6 +1,6 @@
 //! One measuring round: every configuration `reps` times, interleaved (`grid::interleaved`),
 //! then each configuration's median and its paired ratio to the default with a bootstrap CI
-//! (`crate::stats`), rendered as a table.
+//! (`crate::framework::stats`), rendered as a table.
 //!
 //! Failures are first-class: a configuration whose run fails (non-zero exit, timeout, metric
 //! not found) is marked failed with the reason, not run again, and shown in the table; its
@@ -13,7 +13,7 @@ use std::path::Path;
 use super::diagnose::{read_dump, RunDump};
 use super::grid::{interleaved, Config};
 use super::runner::{run_once, Metric, RunError, Target};
-use crate::stats::{self, RatioEstimate};
+use crate::framework::stats::{self, RatioEstimate};
 
 /// One configuration's results in one round.
 #[derive(Clone, Debug)]

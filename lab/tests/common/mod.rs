@@ -1,9 +1,9 @@
 //! Shared helpers for the integration tests: synthetic measurements with known samples.
 
-use weft_lab::measure::{Measured, Status};
-use weft_lab::results::{self, Machine, Results, Settings};
-use weft_lab::runtimes::RuntimeId;
-use weft_lab::workloads::Workload;
+use weft_lab::framework::measure::{Measured, Status};
+use weft_lab::framework::results::{self, Machine, Results, Settings};
+use weft_lab::framework::runtimes::RuntimeId;
+use weft_lab::framework::workloads::Workload;
 
 pub fn measured(workload: Workload, scale: u64, runtime: RuntimeId, samples: &[u64]) -> Measured {
     Measured {

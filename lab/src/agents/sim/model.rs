@@ -204,11 +204,11 @@ impl Model {
 /// A seeded generator (the lab's splitmix64, `stats::SplitMix64`) with Gaussian draws
 /// (Box–Muller): jitter and token text.
 #[derive(Clone, Debug)]
-pub struct Rng(crate::stats::SplitMix64);
+pub struct Rng(crate::framework::stats::SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(crate::stats::SplitMix64::new(seed ^ 0x9E37_79B9_7F4A_7C15))
+        Rng(crate::framework::stats::SplitMix64::new(seed ^ 0x9E37_79B9_7F4A_7C15))
     }
 
     pub fn next_u64(&mut self) -> u64 {

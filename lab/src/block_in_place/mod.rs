@@ -1,0 +1,113 @@
+//! `weft-lab block-in-place`: throughput of a mix of async work and `block_in_place` calls,
+//! weft vs tokio (the only two runtimes with `block_in_place`, so this names both crates
+//! directly instead of going through `Adapter`, which has no such operation).
+//!
+//! Each sample builds a 2-worker runtime, runs `tasks` tasks that each do `iters` rounds of
+//! { yield, `block_in_place` around a ~`work_us` µs busy loop }, and drops the runtime; the
+//! wall time is the sample. Samples alternate weft/tokio (interleaved), and the report gives
+//! the medians and the median of the per-pair ratios weft ÷ tokio with a bootstrap CI.
+//! Validation: every task returns its iteration count.
+
+use std::time::{Duration, Instant};
+
+use crate::framework::stats;
+
+fn spin(d: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+fn sample_weft(tasks: u64, iters: u64, work: Duration) -> Result<Duration, String> {
+    let rt =
+        weft::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let done = rt.block_on(async move {
+        let hs: Vec<_> = (0..tasks)
+            .map(|_| {
+                weft::spawn(async move {
+                    for _ in 0..iters {
+                        weft::task::yield_now().await;
+                        weft::task::block_in_place(|| spin(work));
+                    }
+                    iters
+                })
+            })
+            .collect();
+        let mut n = 0;
+        for h in hs {
+            n += h.await.map_err(|e| e.to_string())?;
+        }
+        Ok::<_, String>(n)
+    })?;
+    let took = start.elapsed();
+    drop(rt);
+    if done != tasks * iters {
+        return Err(format!("weft: {done} of {} iterations", tasks * iters));
+    }
+    Ok(took)
+}
+
+fn sample_tokio(tasks: u64, iters: u64, work: Duration) -> Result<Duration, String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let done = rt.block_on(async move {
+        let hs: Vec<_> = (0..tasks)
+            .map(|_| {
+                tokio::spawn(async move {
+                    for _ in 0..iters {
+                        tokio::task::yield_now().await;
+                        tokio::task::block_in_place(|| spin(work));
+                    }
+                    iters
+                })
+            })
+            .collect();
+        let mut n = 0;
+        for h in hs {
+            n += h.await.map_err(|e| e.to_string())?;
+        }
+        Ok::<_, String>(n)
+    })?;
+    let took = start.elapsed();
+    drop(rt);
+    if done != tasks * iters {
+        return Err(format!("tokio: {done} of {} iterations", tasks * iters));
+    }
+    Ok(took)
+}
+
+/// Runs `samples` interleaved pairs and returns the Markdown report.
+pub fn run(samples: usize, tasks: u64, iters: u64, work: Duration) -> Result<String, String> {
+    let (mut w, mut t) = (Vec::new(), Vec::new());
+    for i in 0..samples {
+        // Alternate which runtime goes first in a pair.
+        let (a, b) = if i % 2 == 0 {
+            let a = sample_weft(tasks, iters, work)?;
+            (a, sample_tokio(tasks, iters, work)?)
+        } else {
+            let b = sample_tokio(tasks, iters, work)?;
+            (sample_weft(tasks, iters, work)?, b)
+        };
+        w.push(a.as_secs_f64() * 1e3);
+        t.push(b.as_secs_f64() * 1e3);
+    }
+    let r = stats::paired_ratio(&w, &t, 0x5EED);
+    Ok(format!(
+        "# block_in_place throughput\n\n2 workers, {tasks} tasks × {iters} × (yield + block_in_place around a \
+         {} µs spin), {samples} interleaved pairs. Lower is better.\n\n| runtime | median |\n|---|---|\n\
+         | weft-mt | {:.1} ms |\n| tokio-mt | {:.1} ms |\n\nweft ÷ tokio (median of pair ratios): {:.3} \
+         (95% CI {:.3}–{:.3})\n",
+        work.as_micros(),
+        stats::median(&w),
+        stats::median(&t),
+        r.median,
+        r.ci95.0,
+        r.ci95.1
+    ))
+}

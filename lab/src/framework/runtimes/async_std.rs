@@ -1,0 +1,210 @@
+//! async-std adapter (`async-std`), with `async_std::channel` (async-channel 1.x; `bounded(1)` as
+//! the oneshot).
+//!
+//! async-std is discontinued upstream but still builds here. Its executor is a process-wide
+//! global that cannot be shut down, so this adapter is only ever built in a child process
+//! (`weft-lab __sample`, see `measure.rs`; `__agents-batch`, see `agents/child.rs`): the parent sets `ASYNC_STD_THREAD_COUNT` to the
+//! worker count before the child starts, and the child's exit is the runtime's drop.
+//! Architecture Invariant: `build` refuses to run outside such a child.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures_lite::FutureExt;
+
+use crate::framework::adapter::{Adapter, BroadcastEnd, Channels, Closed, Net, Panicked, RtConfig};
+
+/// The environment variable that marks a `__sample` child process.
+pub const CHILD_ENV: &str = "WEFT_LAB_CHILD";
+
+/// The global async-std runtime, reached from a child process.
+pub struct AsyncStd(());
+
+impl Adapter for AsyncStd {
+    type Handle<T: Send + 'static> = async_std::task::JoinHandle<T>;
+    type Channels = AsyncStdChannels;
+    type Net = AsyncStdNet;
+
+    fn build(config: &RtConfig) -> std::io::Result<Self> {
+        if std::env::var_os(CHILD_ENV).is_none() {
+            return Err(std::io::Error::other("async-std's global runtime may only be built in a `__sample` child"));
+        }
+        let expected = config.workers.to_string();
+        if std::env::var("ASYNC_STD_THREAD_COUNT").ok().as_deref() != Some(expected.as_str()) {
+            return Err(std::io::Error::other(format!("ASYNC_STD_THREAD_COUNT must be {expected}")));
+        }
+        Ok(AsyncStd(()))
+    }
+
+    fn block_on<F: Future>(&self, fut: F) -> F::Output {
+        async_std::task::block_on(fut)
+    }
+
+    fn spawn<F>(fut: F) -> Self::Handle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        async_std::task::spawn(fut)
+    }
+
+    fn join<T: Send + 'static>(handle: Self::Handle<T>) -> impl Future<Output = Result<T, Panicked>> + Send {
+        // Like smol, async-std re-raises a task's panic in the awaiter.
+        async move { AssertUnwindSafe(handle).catch_unwind().await.map_err(|_| Panicked) }
+    }
+
+    fn yield_now() -> impl Future<Output = ()> + Send {
+        async_std::task::yield_now()
+    }
+
+    fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
+        async_std::task::sleep(duration)
+    }
+
+    // async-std has no movable timer of its own; its users reach for async-io's, which its
+    // reactor drives.
+    type Timer = crate::framework::runtimes::AsyncIoTimer;
+
+    fn timer_at(deadline: std::time::Instant) -> Self::Timer {
+        crate::framework::runtimes::AsyncIoTimer(async_io::Timer::at(deadline))
+    }
+
+    fn reset_timer(timer: std::pin::Pin<&mut Self::Timer>, deadline: std::time::Instant) {
+        timer.get_mut().0.set_at(deadline);
+    }
+}
+
+/// `async_std::channel` bounded mpsc (`bounded(1)` as the oneshot), `async_std::sync::Mutex`;
+/// async-std has no semaphore or broadcast, so the closest equivalents of its ecosystem stand
+/// in: `async-lock`'s `Semaphore` and `async-broadcast`.
+pub enum AsyncStdChannels {}
+
+impl Channels for AsyncStdChannels {
+    const AVAILABLE: bool = true;
+    type Sender<T: Send + 'static> = async_std::channel::Sender<T>;
+    type Receiver<T: Send + 'static> = async_std::channel::Receiver<T>;
+    type OneshotSender<T: Send + 'static> = async_std::channel::Sender<T>;
+    type OneshotReceiver<T: Send + 'static> = async_std::channel::Receiver<T>;
+
+    fn bounded<T: Send + 'static>(capacity: usize) -> (Self::Sender<T>, Self::Receiver<T>) {
+        async_std::channel::bounded(capacity)
+    }
+    fn send<T: Send + 'static>(tx: &Self::Sender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+        async move { tx.send(value).await.map_err(|_| Closed) }
+    }
+    fn recv<T: Send + 'static>(rx: &mut Self::Receiver<T>) -> impl Future<Output = Option<T>> + Send + '_ {
+        async move { rx.recv().await.ok() }
+    }
+    fn oneshot<T: Send + 'static>() -> (Self::OneshotSender<T>, Self::OneshotReceiver<T>) {
+        async_std::channel::bounded(1)
+    }
+    fn send_once<T: Send + 'static>(tx: Self::OneshotSender<T>, value: T) -> Result<(), Closed> {
+        tx.try_send(value).map_err(|_| Closed)
+    }
+    fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send {
+        async move { rx.recv().await.map_err(|_| Closed) }
+    }
+    type BroadcastSender<T: Clone + Send + Sync + 'static> = async_broadcast::Sender<T>;
+    type BroadcastReceiver<T: Clone + Send + Sync + 'static> = async_broadcast::Receiver<T>;
+    fn broadcast<T: Clone + Send + Sync + 'static>(
+        capacity: usize,
+    ) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>) {
+        async_broadcast::broadcast(capacity)
+    }
+    fn subscribe<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>) -> Self::BroadcastReceiver<T> {
+        tx.new_receiver()
+    }
+    fn broadcast_send<T: Clone + Send + Sync + 'static>(
+        tx: &Self::BroadcastSender<T>,
+        value: T,
+    ) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
+        async move { tx.broadcast(value).await.map(|_| ()).map_err(|_| Closed) }
+    }
+    fn broadcast_recv<T: Clone + Send + Sync + 'static>(
+        rx: &mut Self::BroadcastReceiver<T>,
+    ) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
+        async move {
+            rx.recv().await.map_err(|e| match e {
+                async_broadcast::RecvError::Overflowed(_) => BroadcastEnd::Lagged,
+                _ => BroadcastEnd::Closed,
+            })
+        }
+    }
+    type Semaphore = async_lock::Semaphore;
+    fn semaphore(permits: usize) -> Self::Semaphore {
+        async_lock::Semaphore::new(permits)
+    }
+    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(
+        sem: &'a Self::Semaphore,
+        work: F,
+    ) -> impl Future<Output = F::Output> + Send + 'a {
+        async move {
+            let _permit = sem.acquire().await;
+            work.await
+        }
+    }
+    type Mutex<T: Send + 'static> = async_std::sync::Mutex<T>;
+    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
+        async_std::sync::Mutex::new(value)
+    }
+    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(
+        m: &'a Self::Mutex<T>,
+        f: impl FnOnce(&mut T) -> R + Send + 'a,
+    ) -> impl Future<Output = R> + Send + 'a {
+        async move { f(&mut *m.lock().await) }
+    }
+}
+
+/// `async_std::net` TCP.
+pub enum AsyncStdNet {}
+
+impl Net for AsyncStdNet {
+    type Listener = async_std::net::TcpListener;
+    type Stream = async_std::net::TcpStream;
+    type HyperIo = super::hyper_io::FuturesIo<async_std::net::TcpStream>;
+
+    fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
+        super::hyper_io::FuturesIo(stream)
+    }
+
+    type HyperTimer = super::hyper_io::NoTimer;
+
+    fn hyper_timer() -> Option<Self::HyperTimer> {
+        None
+    }
+
+    fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
+        async {
+            let l = async_std::net::TcpListener::bind("127.0.0.1:0").await?;
+            let addr = l.local_addr()?;
+            Ok((l, addr))
+        }
+    }
+    fn accept(listener: &Self::Listener) -> impl Future<Output = std::io::Result<Self::Stream>> + Send + '_ {
+        async move {
+            let (s, _) = listener.accept().await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn connect(addr: std::net::SocketAddr) -> impl Future<Output = std::io::Result<Self::Stream>> + Send {
+        async move {
+            let s = async_std::net::TcpStream::connect(addr).await?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        }
+    }
+    fn read_exact<'a>(
+        stream: &'a mut Self::Stream,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        futures_lite::AsyncReadExt::read_exact(stream, buf)
+    }
+    fn write_all<'a>(
+        stream: &'a mut Self::Stream,
+        buf: &'a [u8],
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+        futures_lite::AsyncWriteExt::write_all(stream, buf)
+    }
+}

@@ -1,0 +1,23 @@
+//! weft adapter (`weft-mt`, `weft-ct`), with `weft::sync` channels and `weft::net` sockets.
+//! weft mirrors tokio's names, so the code is `tokio_shaped.rs`, shared with tokio.
+
+super::tokio_shaped::tokio_shaped_adapter! {
+    crate: weft,
+    adapter: Weft,
+    channels: WeftChannels,
+    net: WeftNet,
+    thread_name: "weft-lab",
+    hyper_io: weft::compat::hyper::WeftIo,
+    hyper_timer: weft::compat::hyper::WeftTimer,
+    configure: configure,
+}
+
+/// weft's opt-in metrics histograms (the `sweep` knobs measuring their cost).
+fn configure(builder: &mut weft::runtime::Builder, config: &crate::framework::adapter::RtConfig) {
+    if config.poll_time_histogram {
+        builder.enable_metrics_poll_time_histogram();
+    }
+    if config.schedule_latency_histogram {
+        builder.enable_metrics_schedule_latency_histogram();
+    }
+}

@@ -1,0 +1,225 @@
+//! Memory per idle task: the resident-set growth per live task parked on a oneshot.
+//!
+//! Like timer lateness this is not a throughput number, so it is its own command
+//! (`weft-lab memory-per-task`), not a micro workload. Each round runs every runtime in turn,
+//! each in a fresh child process (`weft-lab __memory_sample`): in one process the allocator
+//! keeps the pages a previous round freed, so a later round would grow its RSS by nothing.
+//! In the child, on a freshly built runtime:
+//! 1. reads RSS (`/proc/self/statm`, resident pages × page size),
+//! 2. spawns `tasks` tasks, each awaiting its own oneshot receiver (the senders are kept by
+//!    the measuring future), and waits until every task has been polled once and parked
+//!    (each bumps a counter before awaiting, so "all alive and parked" is checked, not assumed),
+//! 3. reads RSS again: (after − before) ÷ tasks is the figure,
+//! 4. sends on every oneshot and joins every task, checking that each returns its own value
+//!    (so every task really was alive and really completed).
+//!
+//! The spawn itself is not timed. RSS deltas include the runtime's own growth (queues, the
+//! owned-task list) and each task's oneshot, which is the point: what a user pays per idle
+//! task. The median over rounds is quoted.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::framework::adapter::{Adapter, Channels, RtConfig};
+use crate::framework::runtimes::{self, RuntimeId};
+use crate::framework::stats;
+
+/// One runtime's figures over the rounds.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryRow {
+    pub runtime: String,
+    pub tasks: u64,
+    /// Bytes of RSS growth per live idle task, one per round.
+    pub bytes_per_task: Vec<f64>,
+    pub median_bytes_per_task: f64,
+}
+
+/// Runs `rounds` interleaved rounds of `tasks` idle tasks on each runtime, one child process
+/// (`exe __memory_sample`) per runtime per round.
+pub fn measure(
+    exe: &Path,
+    chosen: &[RuntimeId],
+    workers: usize,
+    rounds: usize,
+    tasks: u64,
+) -> Result<Vec<MemoryRow>, String> {
+    let mut per: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
+    for _ in 0..rounds {
+        for (i, &rt) in chosen.iter().enumerate() {
+            if rt.in_child() {
+                return Err("async-std's executor is a process global; leave it out of `memory-per-task`".into());
+            }
+            let out = Command::new(exe)
+                .args(["__memory_sample", "--runtime", rt.name(), "--workers", &workers.to_string()])
+                .args(["--tasks", &tasks.to_string()])
+                .stdin(Stdio::null())
+                .stderr(Stdio::inherit())
+                .output()
+                .map_err(|e| format!("starting the {} sample: {e}", rt.name()))?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            let bytes: i64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("ok "))
+                .and_then(|b| b.trim().parse().ok())
+                .filter(|_| out.status.success())
+                .ok_or_else(|| format!("{}: the sample failed ({}): {text}", rt.name(), out.status))?;
+            per[i].push(bytes as f64 / tasks as f64);
+        }
+    }
+    Ok(chosen
+        .iter()
+        .zip(per)
+        .map(|(rt, xs)| MemoryRow {
+            runtime: rt.name().to_string(),
+            tasks,
+            median_bytes_per_task: stats::percentile(&xs, 50.0),
+            bytes_per_task: xs,
+        })
+        .collect())
+}
+
+/// `weft-lab __memory_sample`: one round in this process; the RSS growth in bytes.
+pub fn sample_main(rt: RuntimeId, workers: usize, tasks: u64) -> Result<i64, String> {
+    let config = RtConfig::new(rt.flavor(), workers);
+    runtimes::dispatch(rt, Round { config: &config, tasks }).map_err(|e| format!("{}: {e}", rt.name()))
+}
+
+/// Resident set size of this process in bytes.
+pub fn rss_bytes() -> Result<u64, String> {
+    let statm = std::fs::read_to_string("/proc/self/statm").map_err(|e| format!("reading /proc/self/statm: {e}"))?;
+    let resident: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("unexpected /proc/self/statm: {statm:?}"))?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Ok(resident * page.max(1) as u64)
+}
+
+struct Round<'a> {
+    config: &'a RtConfig,
+    tasks: u64,
+}
+
+impl runtimes::WithAdapter for Round<'_> {
+    type Output = Result<i64, String>;
+    fn run<R: Adapter>(self) -> Self::Output {
+        round::<R>(self.config, self.tasks)
+    }
+}
+
+/// One round on a fresh runtime: RSS growth in bytes with `tasks` idle tasks alive.
+fn round<R: Adapter>(config: &RtConfig, tasks: u64) -> Result<i64, String> {
+    if !<R::Channels as Channels>::AVAILABLE {
+        return Err("this runtime has no oneshot channel in the lab yet".into());
+    }
+    let runtime = R::build(config).map_err(|e| format!("building the runtime failed: {e}"))?;
+    let out = runtime.block_on(async move {
+        let parked = Arc::new(AtomicU64::new(0));
+        let mut senders = Vec::with_capacity(tasks as usize);
+        let mut handles = Vec::with_capacity(tasks as usize);
+        let before = rss_bytes()?;
+        for i in 0..tasks {
+            let (tx, rx) = <R::Channels as Channels>::oneshot::<u64>();
+            let parked = parked.clone();
+            handles.push(R::spawn(async move {
+                parked.fetch_add(1, Relaxed);
+                let v = <R::Channels as Channels>::recv_once(rx).await.map_err(|_| "oneshot closed")?;
+                Ok::<u64, &'static str>(v ^ i)
+            }));
+            senders.push(tx);
+        }
+        // Every task polled once and parked on its receiver (a yield lets the workers run).
+        while parked.load(Relaxed) < tasks {
+            R::yield_now().await;
+        }
+        let after = rss_bytes()?;
+        for (i, tx) in senders.into_iter().enumerate() {
+            <R::Channels as Channels>::send_once(tx, i as u64 ^ 0x5A5A).map_err(|_| "a task dropped its receiver")?;
+        }
+        for h in handles {
+            let v = R::join(h).await.map_err(|_| "an idle task panicked".to_string())??;
+            if v != 0x5A5A {
+                return Err(format!("a task returned {v:#x}, expected 0x5a5a"));
+            }
+        }
+        Ok::<i64, String>(after as i64 - before as i64)
+    });
+    drop(runtime);
+    out
+}
+
+/// The table as Markdown, with each weft row's ratio to tokio of the same flavor (if measured).
+pub fn markdown(rows: &[MemoryRow], rounds: usize, workers: usize) -> String {
+    let median_of = |name: &str| rows.iter().find(|r| r.runtime == name).map(|r| r.median_bytes_per_task);
+    let mut s = String::new();
+    s.push_str("# Memory per idle task\n\n");
+    s.push_str(&format!(
+        "RSS growth ÷ live tasks, each task parked on its own oneshot; {rounds} interleaved rounds, fresh runtime per \
+         round, {workers} workers; all tasks checked alive, then released and joined. Includes the lab's own 16 B/task \
+         (a sender and a join handle kept in two vectors). Lower is better.\n\n"
+    ));
+    s.push_str("| runtime | tasks | median B/task | rounds (B/task) | ÷ tokio, same flavor |\n|---|---|---|---|---|\n");
+    for r in rows {
+        let each: Vec<String> = r.bytes_per_task.iter().map(|b| format!("{b:.0}")).collect();
+        let peer = r.runtime.strip_prefix("weft").map(|flavor| format!("tokio{flavor}"));
+        let ratio = peer
+            .and_then(|p| median_of(&p))
+            .map_or("–".to_string(), |b| format!("{:.2}×", r.median_bytes_per_task / b));
+        s.push_str(&format!(
+            "| {} | {} | {:.0} | {} | {} |\n",
+            r.runtime,
+            r.tasks,
+            r.median_bytes_per_task,
+            each.join(", "),
+            ratio
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rss_is_read_and_grows_with_touched_memory() {
+        // Other tests of this binary allocate and free concurrently (RSS is per process), so
+        // the growth asserted is half of a large touched allocation, not all of it.
+        let before = rss_bytes().unwrap();
+        let v = vec![1u8; 256 << 20];
+        let after = rss_bytes().unwrap();
+        assert!(after >= before + (128 << 20), "before {before}, after {after}");
+        drop(v);
+    }
+
+    /// In process (the child's entry point): every task is checked parked, then released and
+    /// joined with its own value; a failed check would be an `Err`.
+    #[test]
+    fn every_task_is_checked_alive_and_joined() {
+        // The RSS delta itself is not asserted here: in this test binary other tests free memory
+        // concurrently (the lab takes every sample in a fresh child process for that reason).
+        for rt in [RuntimeId::WeftCt, RuntimeId::WeftMt, RuntimeId::TokioCt] {
+            sample_main(rt, 2, 2_000).unwrap_or_else(|e| panic!("{}: {e}", rt.name()));
+        }
+    }
+
+    #[test]
+    fn markdown_lists_each_runtime_with_its_ratio() {
+        let row = |name: &str, b: f64| MemoryRow {
+            runtime: name.into(),
+            tasks: 10,
+            bytes_per_task: vec![b],
+            median_bytes_per_task: b,
+        };
+        let md = markdown(&[row("weft-mt", 100.0), row("tokio-mt", 200.0), row("weft-ct", 50.0)], 1, 2);
+        assert!(md.contains("| weft-mt | 10 | 100 | 100 | 0.50× |"), "{md}");
+        assert!(md.contains("| tokio-mt | 10 | 200 | 200 | – |"), "{md}");
+        assert!(md.contains("| weft-ct | 10 | 50 | 50 | – |"), "{md}");
+    }
+}
