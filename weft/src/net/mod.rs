@@ -11,21 +11,16 @@
 //! name) runs the system resolver on the blocking pool; literal addresses resolve inline.
 
 mod addr;
-mod datagram_extra;
 mod std_conv;
 pub mod tcp;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-mod ucred;
 mod udp;
 pub mod unix;
-mod unix_extra;
-mod unix_socket;
 
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
 pub use unix::{UnixDatagram, UnixListener, UnixStream};
-pub use unix_socket::UnixSocket;
+pub use unix::socket::UnixSocket;
 
 /// One non-blocking `read` into `buf`'s spare capacity, advancing `buf` by what was read
 /// (the `try_read_buf` methods).

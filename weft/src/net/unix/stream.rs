@@ -7,7 +7,8 @@ use std::io::{self, Read, Write};
 use std::os::unix::net::SocketAddr;
 use std::task::{Context, Poll};
 
-use super::{fill_spare, UnixListener, UnixStream};
+use super::{UnixListener, UnixStream};
+use crate::net::fill_spare;
 use crate::io::Interest;
 use crate::runtime::io::registration::PollEvented;
 use crate::runtime::io::scheduled_io::Direction;

@@ -9,9 +9,13 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 pub mod pipe;
+pub(super) mod socket;
+mod stream;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod ucred;
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
-pub use super::ucred::UCred;
+pub use ucred::UCred;
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use crate::runtime::io::registration::PollEvented;
 use crate::runtime::io::scheduled_io::{Direction, READABLE, WRITABLE};
@@ -98,7 +102,7 @@ impl UnixStream {
     /// The credentials of the process at the other end (`SO_PEERCRED`).
     #[cfg(any(target_os = "linux", target_os = "android"))]
     pub fn peer_cred(&self) -> io::Result<UCred> {
-        super::ucred::peer_cred(self.io.get_ref())
+        ucred::peer_cred(self.io.get_ref())
     }
 
     /// A connected pair.

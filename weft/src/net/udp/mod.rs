@@ -11,6 +11,8 @@ use crate::net::addr::{each_addr, resolve, ToSocketAddrs};
 use crate::runtime::io::registration::PollEvented;
 use crate::runtime::io::scheduled_io::Direction;
 
+mod poll;
+
 /// A UDP socket (tokio's `UdpSocket`).
 pub struct UdpSocket {
     pub(super) io: PollEvented<mio::net::UdpSocket>,

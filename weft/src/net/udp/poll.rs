@@ -10,7 +10,7 @@ use std::task::{ready, Context, Poll};
 
 use bytes::BufMut;
 
-use super::{fill_spare, UdpSocket, UnixDatagram};
+use crate::net::{fill_spare, UdpSocket, UnixDatagram};
 use crate::io::{Interest, ReadBuf};
 use crate::runtime::io::scheduled_io::Direction;
 
