@@ -9,6 +9,10 @@
 //!
 //! Name resolution (`lookup_host`, and every `impl ToSocketAddrs` argument that is a host
 //! name) runs the system resolver on the blocking pool; literal addresses resolve inline.
+//!
+//! A folder per protocol, a file per type: `tcp/`, `udp/` and `unix/` (streams, listeners,
+//! datagrams, `UnixSocket`, peer credentials and pipes); `addr.rs` resolves addresses and
+//! `std_conv.rs` converts to and from std's sockets for every type at once.
 
 mod addr;
 mod std_conv;
@@ -19,8 +23,8 @@ pub mod unix;
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
-pub use unix::{UnixDatagram, UnixListener, UnixStream};
 pub use unix::socket::UnixSocket;
+pub use unix::{UnixDatagram, UnixListener, UnixStream};
 
 /// One non-blocking `read` into `buf`'s spare capacity, advancing `buf` by what was read
 /// (the `try_read_buf` methods).
@@ -30,7 +34,19 @@ where
     B: bytes::BufMut,
 {
     let mut reader = reader;
-    fill_spare(buf, |dst| reader.read(dst).map(|n| (n, ()))).map(|(n, ())| n)
+    fill_spare_len(buf, |dst| reader.read(dst))
+}
+
+/// [`fill_spare`] for a call that returns only a byte count (`recv`, `read`): the
+/// `recv_buf`/`try_recv_buf` methods.
+pub(crate) fn fill_spare_len<B>(
+    buf: &mut B,
+    f: impl FnOnce(&mut [u8]) -> std::io::Result<usize>,
+) -> std::io::Result<usize>
+where
+    B: bytes::BufMut,
+{
+    fill_spare(buf, |dst| f(dst).map(|n| (n, ()))).map(|(n, ())| n)
 }
 
 /// Runs `f` on `buf`'s spare capacity (one chunk), then advances `buf` by the count `f`

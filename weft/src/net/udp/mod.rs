@@ -1,12 +1,16 @@
-//! `UdpSocket`: datagrams on the I/O driver. Each `send`/`recv` is one datagram; readiness
-//! is cleared by tick on `WouldBlock` like every other socket.
+//! UDP: `UdpSocket`, datagrams on the I/O driver. Each `send`/`recv` is one datagram;
+//! readiness is cleared by tick on `WouldBlock` like every other socket.
+//!
+//! This file holds the type, its construction, its socket options and the everyday
+//! `async`/`try_*` API; `poll.rs` holds the poll-style methods (for hand-written futures),
+//! peeking, and receives into a `BufMut`.
 
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
-use crate::io::{Interest, ReadBuf, Ready};
+use crate::io::{Interest, Ready};
 use crate::net::addr::{each_addr, resolve, ToSocketAddrs};
 use crate::runtime::io::registration::PollEvented;
 use crate::runtime::io::scheduled_io::Direction;
@@ -15,7 +19,7 @@ mod poll;
 
 /// A UDP socket (tokio's `UdpSocket`).
 pub struct UdpSocket {
-    pub(super) io: PollEvented<mio::net::UdpSocket>,
+    io: PollEvented<mio::net::UdpSocket>,
 }
 
 impl UdpSocket {
@@ -54,17 +58,62 @@ impl UdpSocket {
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().peer_addr()
     }
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
+
+    fn sock(&self) -> socket2::SockRef<'_> {
+        socket2::SockRef::from(self.io.get_ref())
+    }
+
+    /// `SO_BROADCAST`.
+    pub fn broadcast(&self) -> io::Result<bool> {
+        self.io.get_ref().broadcast()
+    }
     pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
         self.io.get_ref().set_broadcast(on)
     }
+    /// `IP_TTL`.
     pub fn ttl(&self) -> io::Result<u32> {
         self.io.get_ref().ttl()
     }
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
         self.io.get_ref().set_ttl(ttl)
     }
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.get_ref().take_error()
+    /// `IP_MULTICAST_LOOP`.
+    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
+        self.io.get_ref().multicast_loop_v4()
+    }
+    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
+        self.io.get_ref().set_multicast_loop_v4(on)
+    }
+    /// `IP_MULTICAST_TTL`.
+    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
+        self.io.get_ref().multicast_ttl_v4()
+    }
+    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
+        self.io.get_ref().set_multicast_ttl_v4(ttl)
+    }
+    /// `IPV6_MULTICAST_LOOP`.
+    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
+        self.io.get_ref().multicast_loop_v6()
+    }
+    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
+        self.io.get_ref().set_multicast_loop_v6(on)
+    }
+    /// `IP_TOS` of an IPv4 socket.
+    pub fn tos_v4(&self) -> io::Result<u32> {
+        self.sock().tos()
+    }
+    pub fn set_tos_v4(&self, tos: u32) -> io::Result<()> {
+        self.sock().set_tos(tos)
+    }
+    /// `IPV6_TCLASS` of an IPv6 socket.
+    pub fn tclass_v6(&self) -> io::Result<u32> {
+        self.sock().tclass_v6()
+    }
+    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
+        self.sock().set_tclass_v6(tclass)
     }
 
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
@@ -123,18 +172,6 @@ impl UdpSocket {
     }
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().recv_from(buf))
-    }
-
-    pub fn poll_recv_from(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<SocketAddr>> {
-        let (n, addr) = ready!(self
-            .io
-            .registration()
-            .poll_io(cx, Direction::Read, || { self.io.get_ref().recv_from(buf.initialize_unfilled()) }))?;
-        buf.advance(n);
-        Poll::Ready(Ok(addr))
-    }
-    pub fn poll_send_to(&self, cx: &mut Context<'_>, buf: &[u8], target: SocketAddr) -> Poll<io::Result<usize>> {
-        self.io.registration().poll_io(cx, Direction::Write, || self.io.get_ref().send_to(buf, target))
     }
 }
 

@@ -1,38 +1,60 @@
-//! The less common methods of [`UnixListener`] and [`UnixStream`] (tokio's names): binding and
-//! connecting by `SocketAddr` (abstract-namespace addresses on Linux), readiness polling,
-//! vectored and `BufMut` `try_*` I/O, and `into_std`. Kept apart from `unix.rs`, which holds
-//! the everyday API.
+//! `UnixStream`: a connected Unix-domain byte stream on the I/O driver, with tokio's and
+//! futures-io's `AsyncRead`/`AsyncWrite`, and its borrowed halves from [`UnixStream::split`].
 
 use std::io::{self, Read, Write};
-use std::os::unix::net::SocketAddr;
-use std::task::{Context, Poll};
+use std::net::Shutdown;
+use std::path::Path;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
-use super::{UnixListener, UnixStream};
-use crate::net::fill_spare;
-use crate::io::Interest;
+use super::SocketAddr;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use super::UCred;
+use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use crate::runtime::io::registration::PollEvented;
-use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::io::scheduled_io::{Direction, READABLE, WRITABLE};
 
-impl UnixListener {
-    /// Binds to `addr` (a path, or an abstract name on Linux). Needs a runtime with I/O.
-    #[track_caller]
-    pub fn bind_addr(addr: &SocketAddr) -> io::Result<UnixListener> {
-        Ok(UnixListener { io: PollEvented::new(mio::net::UnixListener::bind_addr(addr)?)? })
-    }
-
-    /// Deregisters and returns the std listener (still non-blocking).
-    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
-        use std::os::fd::{FromRawFd, IntoRawFd};
-        let mio = self.io.into_inner()?;
-        // SAFETY: `into_raw_fd` hands over sole ownership of the open listening socket.
-        Ok(unsafe { std::os::unix::net::UnixListener::from_raw_fd(mio.into_raw_fd()) })
-    }
+/// A connected Unix-domain byte stream.
+pub struct UnixStream {
+    pub(super) io: PollEvented<mio::net::UnixStream>,
 }
 
 impl UnixStream {
+    pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
+        UnixStream::connect_finish(UnixStream::new(mio::net::UnixStream::connect(path)?)?).await
+    }
+
     /// Connects to `addr` (a path, or an abstract name on Linux). Needs a runtime with I/O.
     pub async fn connect_addr(addr: &SocketAddr) -> io::Result<UnixStream> {
-        UnixStream::connect_finish(UnixStream::from_mio(mio::net::UnixStream::connect_addr(addr)?)?).await
+        UnixStream::connect_finish(UnixStream::new(mio::net::UnixStream::connect_addr(addr)?)?).await
+    }
+
+    /// Waits for a non-blocking `connect` to finish; its error, if it failed.
+    pub(super) async fn connect_finish(s: UnixStream) -> io::Result<UnixStream> {
+        s.io.registration().readiness(Interest::WRITABLE).await?;
+        if let Some(e) = s.io.get_ref().take_error()? {
+            return Err(e);
+        }
+        Ok(s)
+    }
+
+    /// Wraps an accepted stream. As for TCP, it may hold data before the driver's first event
+    /// for it, so it starts out assumed readable and writable.
+    pub(super) fn accepted(s: mio::net::UnixStream) -> io::Result<UnixStream> {
+        let stream = UnixStream::new(s)?;
+        stream.io.registration().assume_ready(READABLE | WRITABLE);
+        Ok(stream)
+    }
+
+    #[track_caller]
+    fn new(s: mio::net::UnixStream) -> io::Result<UnixStream> {
+        Ok(UnixStream { io: PollEvented::new(s)? })
+    }
+
+    #[track_caller]
+    pub fn from_std(s: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        s.set_nonblocking(true)?;
+        UnixStream::new(mio::net::UnixStream::from_std(s))
     }
 
     /// Deregisters and returns the std stream (still non-blocking).
@@ -43,35 +65,153 @@ impl UnixStream {
         Ok(unsafe { std::os::unix::net::UnixStream::from_raw_fd(mio.into_raw_fd()) })
     }
 
+    /// A connected pair.
+    #[track_caller]
+    pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
+        let (a, b) = mio::net::UnixStream::pair()?;
+        let (a, b) = (UnixStream::new(a)?, UnixStream::new(b)?);
+        // A fresh pair is writable at once (tokio assumes it too).
+        a.io.registration().assume_ready(WRITABLE);
+        b.io.registration().assume_ready(WRITABLE);
+        Ok((a, b))
+    }
+
+    /// The credentials of the process at the other end (`SO_PEERCRED`).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn peer_cred(&self) -> io::Result<UCred> {
+        super::ucred::peer_cred(self.io.get_ref())
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr()
+    }
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().peer_addr()
+    }
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        self.io.registration().ready(interest).await
+    }
+    pub async fn readable(&self) -> io::Result<()> {
+        self.ready(Interest::READABLE).await.map(drop)
+    }
+    pub async fn writable(&self) -> io::Result<()> {
+        self.ready(Interest::WRITABLE).await.map(drop)
+    }
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration().poll_ready(cx, Direction::Read).map_ok(drop)
     }
-
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration().poll_ready(cx, Direction::Write).map_ok(drop)
     }
-
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read(buf))
+    }
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write(buf))
+    }
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
         self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read_vectored(bufs))
     }
-
     pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write_vectored(bufs))
     }
-
     /// Reads what is available now into `buf`'s spare capacity (advancing it).
     pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        let io = self.io.get_ref();
-        let f = || {
-            fill_spare(buf, |dst| {
-                {
-                    let mut r = io;
-                    r.read(dst)
-                }
-                .map(|n| (n, ()))
-            })
-            .map(|(n, ())| n)
-        };
-        self.io.registration().try_io(Interest::READABLE, f)
+        self.io.registration().try_io(Interest::READABLE, || crate::net::read_into_buf(self.io.get_ref(), buf))
+    }
+    /// Shuts down one or both directions.
+    pub fn shutdown_std(&self, how: Shutdown) -> io::Result<()> {
+        self.io.get_ref().shutdown(how)
+    }
+    /// Borrowed read and write halves, usable from two futures at once (no locking: both
+    /// directions of the socket are independent).
+    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+        (ReadHalf(self), WriteHalf(self))
+    }
+}
+
+/// The read half of [`UnixStream::split`].
+#[derive(Debug)]
+pub struct ReadHalf<'a>(&'a UnixStream);
+
+/// The write half of [`UnixStream::split`]; `shutdown` shuts the write direction.
+#[derive(Debug)]
+pub struct WriteHalf<'a>(&'a UnixStream);
+
+impl AsyncRead for ReadHalf<'_> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        self.0.io.poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for WriteHalf<'_> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.0.io.poll_write(cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.0.shutdown_std(Shutdown::Write))
+    }
+}
+
+impl AsRef<UnixStream> for ReadHalf<'_> {
+    fn as_ref(&self) -> &UnixStream {
+        self.0
+    }
+}
+
+impl AsRef<UnixStream> for WriteHalf<'_> {
+    fn as_ref(&self) -> &UnixStream {
+        self.0
+    }
+}
+
+impl AsyncRead for UnixStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for UnixStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_write(cx, buf)
+    }
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.io.poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.shutdown_std(Shutdown::Write))
+    }
+}
+
+impl futures_io::AsyncRead for UnixStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let mut rb = ReadBuf::new(buf);
+        ready!(self.io.poll_read(cx, &mut rb))?;
+        Poll::Ready(Ok(rb.filled().len()))
+    }
+}
+
+impl futures_io::AsyncWrite for UnixStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_write(cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.shutdown_std(Shutdown::Write))
     }
 }
