@@ -11,10 +11,14 @@
 //! name) runs the system resolver on the blocking pool; literal addresses resolve inline.
 //!
 //! A folder per protocol, a file per type: `tcp/`, `udp/` and `unix/` (streams, listeners,
-//! datagrams, `UnixSocket`, peer credentials and pipes); `addr.rs` resolves addresses and
-//! `std_conv.rs` converts to and from std's sockets for every type at once.
+//! datagrams, `UnixSocket`, peer credentials and pipes); `addr.rs` resolves addresses,
+//! `std_conv.rs` converts to and from std's sockets for every type at once, and
+//! `socket_methods.rs` writes once, as macros, the methods and trait impls several socket
+//! types share (readiness, `try_read*`/`try_write*`, datagram sends and receives,
+//! `AsyncRead`/`AsyncWrite`, `Debug`).
 
 mod addr;
+mod socket_methods;
 mod std_conv;
 pub mod tcp;
 mod udp;

@@ -1,6 +1,5 @@
 //! `TcpListener`: a listening socket whose `accept` waits on the I/O driver.
 
-use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll};
@@ -81,14 +80,4 @@ impl TcpListener {
     }
 }
 
-impl fmt::Debug for TcpListener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.io.get_ref().fmt(f)
-    }
-}
-
-impl std::os::fd::AsRawFd for TcpListener {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
+crate::net::socket_methods::debug_and_as_raw_fd!(TcpListener);

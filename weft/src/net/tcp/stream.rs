@@ -1,14 +1,12 @@
 //! `TcpStream`: a connected TCP socket; implements tokio's and futures-io's
 //! `AsyncRead`/`AsyncWrite`.
 
-use std::fmt;
 use std::io;
 use std::net::{Shutdown, SocketAddr};
-use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use super::split::{split, split_owned, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
-use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
+use crate::io::{Interest, ReadBuf};
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::runtime::io::registration::PollEvented;
 use crate::runtime::io::scheduled_io::Direction;
@@ -66,13 +64,7 @@ impl TcpStream {
         Ok(unsafe { std::net::TcpStream::from_raw_fd(mio.into_raw_fd()) })
     }
 
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
-    }
+    crate::net::socket_methods::address_methods!(SocketAddr);
 
     pub fn nodelay(&self) -> io::Result<bool> {
         self.io.get_ref().nodelay()
@@ -118,69 +110,8 @@ impl TcpStream {
         self.io.get_ref().set_ttl(ttl)
     }
 
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.get_ref().take_error()
-    }
-
-    /// Waits until any of `interest` is ready.
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        self.io.registration().ready(interest).await
-    }
-
-    pub async fn readable(&self) -> io::Result<()> {
-        self.ready(Interest::READABLE).await.map(drop)
-    }
-
-    pub async fn writable(&self) -> io::Result<()> {
-        self.ready(Interest::WRITABLE).await.map(drop)
-    }
-
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_ready(cx, Direction::Read).map_ok(drop)
-    }
-
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_ready(cx, Direction::Write).map_ok(drop)
-    }
-
-    /// Reads what is available now; `WouldBlock` if nothing is.
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        use std::io::Read;
-        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read(buf))
-    }
-
-    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        use std::io::Read;
-        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read_vectored(bufs))
-    }
-
-    /// Reads what is available now into `buf`'s spare capacity (advancing it); `WouldBlock`
-    /// if nothing is.
-    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::READABLE, || crate::net::read_into_buf(self.io.get_ref(), buf))
-    }
-
-    /// Writes what fits now; `WouldBlock` if nothing does.
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        use std::io::Write;
-        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write(buf))
-    }
-
-    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        use std::io::Write;
-        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write_vectored(bufs))
-    }
-
-    /// Runs `f` (a non-blocking operation on the socket) if `interest` is ready; clears the
-    /// readiness if it returns `WouldBlock`.
-    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.io.registration().try_io(interest, f)
-    }
-
-    /// Waits for `interest`, then runs `f`, retrying on `WouldBlock`.
-    pub async fn async_io<R>(&self, interest: Interest, f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
-        self.io.registration().async_io(interest, f).await
-    }
+    crate::net::socket_methods::readiness_methods!(poll_read_ready, poll_write_ready);
+    crate::net::socket_methods::byte_stream_try_methods!();
 
     /// Receives data without removing it from the queue.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
@@ -232,70 +163,5 @@ impl TcpStream {
     }
 }
 
-impl AsyncRead for TcpStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        self.poll_read_priv(cx, buf)
-    }
-}
-
-impl AsyncWrite for TcpStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.poll_write_priv(cx, buf)
-    }
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_write_vectored_priv(cx, bufs)
-    }
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-    /// Shuts down the write side (sends FIN); reads still work (half-close).
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.shutdown_std(Shutdown::Write))
-    }
-}
-
-impl futures_io::AsyncRead for TcpStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let mut rb = ReadBuf::new(buf);
-        ready!(self.poll_read_priv(cx, &mut rb))?;
-        Poll::Ready(Ok(rb.filled().len()))
-    }
-}
-
-impl futures_io::AsyncWrite for TcpStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.poll_write_priv(cx, buf)
-    }
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_write_vectored_priv(cx, bufs)
-    }
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.shutdown_std(Shutdown::Write))
-    }
-}
-
-impl fmt::Debug for TcpStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.io.get_ref().fmt(f)
-    }
-}
-
-impl std::os::fd::AsRawFd for TcpStream {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
+crate::net::socket_methods::byte_stream_io_traits!(TcpStream);
+crate::net::socket_methods::debug_and_as_raw_fd!(TcpStream);

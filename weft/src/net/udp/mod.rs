@@ -1,21 +1,21 @@
 //! UDP: `UdpSocket`, datagrams on the I/O driver. Each `send`/`recv` is one datagram;
 //! readiness is cleared by tick on `WouldBlock` like every other socket.
 //!
-//! This file holds the type, its construction, its socket options and the everyday
-//! `async`/`try_*` API; `poll.rs` holds the poll-style methods (for hand-written futures),
-//! peeking, and receives into a `BufMut`.
+//! This file holds the type, its construction, its socket options and its sends; the
+//! readiness methods and the sends to and receives from the connected peer come from
+//! `net/socket_methods.rs` (shared with `UnixDatagram`); `peek.rs` holds the peeks (reading
+//! the next datagram, or only its sender, without removing it).
 
-use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
-use crate::io::{Interest, Ready};
+use crate::io::Interest;
 use crate::net::addr::{each_addr, resolve, ToSocketAddrs};
 use crate::runtime::io::registration::PollEvented;
 use crate::runtime::io::scheduled_io::Direction;
 
-mod poll;
+mod peek;
 
 /// A UDP socket (tokio's `UdpSocket`).
 pub struct UdpSocket {
@@ -52,15 +52,7 @@ impl UdpSocket {
         Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no addresses to connect to")))
     }
 
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
-    }
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.get_ref().take_error()
-    }
+    crate::net::socket_methods::address_methods!(SocketAddr);
 
     fn sock(&self) -> socket2::SockRef<'_> {
         socket2::SockRef::from(self.io.get_ref())
@@ -116,37 +108,10 @@ impl UdpSocket {
         self.sock().set_tclass_v6(tclass)
     }
 
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        self.io.registration().ready(interest).await
-    }
-    pub async fn readable(&self) -> io::Result<()> {
-        self.ready(Interest::READABLE).await.map(drop)
-    }
-    pub async fn writable(&self) -> io::Result<()> {
-        self.ready(Interest::WRITABLE).await.map(drop)
-    }
-    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_ready(cx, Direction::Read).map_ok(drop)
-    }
-    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_ready(cx, Direction::Write).map_ok(drop)
-    }
-    /// Runs `f` (a non-blocking call on this socket) if `interest` is ready now; clears the
-    /// readiness when `f` reports `WouldBlock`.
-    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.io.registration().try_io(interest, f)
-    }
-    /// Waits for `interest`, runs `f`, and retries while it reports `WouldBlock`.
-    pub async fn async_io<R>(&self, interest: Interest, f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
-        self.io.registration().async_io(interest, f).await
-    }
+    crate::net::socket_methods::readiness_methods!(poll_recv_ready, poll_send_ready);
+    crate::net::socket_methods::datagram_methods!(SocketAddr);
 
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.registration().async_io(Interest::WRITABLE, || self.io.get_ref().send(buf)).await
-    }
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.registration().async_io(Interest::READABLE, || self.io.get_ref().recv(buf)).await
-    }
+    /// Sends one datagram to the first address `target` resolves to.
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let addrs = resolve(&target).await?;
         let Some(&a) = addrs.first() else {
@@ -154,35 +119,16 @@ impl UdpSocket {
         };
         self.io.registration().async_io(Interest::WRITABLE, || self.io.get_ref().send_to(buf, a)).await
     }
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.registration().async_io(Interest::READABLE, || self.io.get_ref().recv_from(buf)).await
-    }
-    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.registration().async_io(Interest::READABLE, || self.io.get_ref().peek_from(buf)).await
-    }
 
-    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().send(buf))
-    }
-    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().recv(buf))
-    }
+    /// `send_to` if the socket can send now; `WouldBlock` otherwise.
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
         self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().send_to(buf, target))
     }
-    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().recv_from(buf))
+
+    /// Sends one datagram to `target`.
+    pub fn poll_send_to(&self, cx: &mut Context<'_>, buf: &[u8], target: SocketAddr) -> Poll<io::Result<usize>> {
+        self.io.registration().poll_io(cx, Direction::Write, || self.io.get_ref().send_to(buf, target))
     }
 }
 
-impl fmt::Debug for UdpSocket {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.io.get_ref().fmt(f)
-    }
-}
-
-impl std::os::fd::AsRawFd for UdpSocket {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
+crate::net::socket_methods::debug_and_as_raw_fd!(UdpSocket);

@@ -13,8 +13,6 @@
 //!
 //! Addresses are std's [`SocketAddr`], re-exported here as tokio does.
 
-use std::fmt;
-
 mod datagram;
 mod listener;
 pub mod pipe;
@@ -30,19 +28,4 @@ pub use stream::{ReadHalf, UnixStream, WriteHalf};
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub use ucred::UCred;
 
-/// `Debug` and `AsRawFd` of a socket type, both from the mio socket in its `io` field.
-macro_rules! debug_fd {
-    ($($t:ty),*) => {$(
-        impl fmt::Debug for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                self.io.get_ref().fmt(f)
-            }
-        }
-        impl std::os::fd::AsRawFd for $t {
-            fn as_raw_fd(&self) -> std::os::fd::RawFd {
-                self.io.get_ref().as_raw_fd()
-            }
-        }
-    )*};
-}
-debug_fd!(UnixListener, UnixStream, UnixDatagram);
+crate::net::socket_methods::debug_and_as_raw_fd!(UnixListener, UnixStream, UnixDatagram);

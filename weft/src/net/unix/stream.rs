@@ -1,18 +1,18 @@
 //! `UnixStream`: a connected Unix-domain byte stream on the I/O driver, with tokio's and
 //! futures-io's `AsyncRead`/`AsyncWrite`, and its borrowed halves from [`UnixStream::split`].
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::Shutdown;
 use std::path::Path;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
 use super::SocketAddr;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use super::UCred;
-use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
+use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use crate::runtime::io::registration::PollEvented;
-use crate::runtime::io::scheduled_io::{Direction, READABLE, WRITABLE};
+use crate::runtime::io::scheduled_io::{READABLE, WRITABLE};
 
 /// A connected Unix-domain byte stream.
 pub struct UnixStream {
@@ -82,43 +82,11 @@ impl UnixStream {
         super::ucred::peer_cred(self.io.get_ref())
     }
 
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
-    }
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        self.io.registration().ready(interest).await
-    }
-    pub async fn readable(&self) -> io::Result<()> {
-        self.ready(Interest::READABLE).await.map(drop)
-    }
-    pub async fn writable(&self) -> io::Result<()> {
-        self.ready(Interest::WRITABLE).await.map(drop)
-    }
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_ready(cx, Direction::Read).map_ok(drop)
-    }
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_ready(cx, Direction::Write).map_ok(drop)
-    }
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read(buf))
-    }
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write(buf))
-    }
-    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::READABLE, || self.io.get_ref().read_vectored(bufs))
-    }
-    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::WRITABLE, || self.io.get_ref().write_vectored(bufs))
-    }
-    /// Reads what is available now into `buf`'s spare capacity (advancing it).
-    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        self.io.registration().try_io(Interest::READABLE, || crate::net::read_into_buf(self.io.get_ref(), buf))
-    }
+    crate::net::socket_methods::address_methods!(SocketAddr);
+
+    crate::net::socket_methods::readiness_methods!(poll_read_ready, poll_write_ready);
+    crate::net::socket_methods::byte_stream_try_methods!();
+
     /// Shuts down one or both directions.
     pub fn shutdown_std(&self, how: Shutdown) -> io::Result<()> {
         self.io.get_ref().shutdown(how)
@@ -168,50 +136,4 @@ impl AsRef<UnixStream> for WriteHalf<'_> {
     }
 }
 
-impl AsyncRead for UnixStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for UnixStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_write(cx, buf)
-    }
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.io.poll_write_vectored(cx, bufs)
-    }
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.shutdown_std(Shutdown::Write))
-    }
-}
-
-impl futures_io::AsyncRead for UnixStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let mut rb = ReadBuf::new(buf);
-        ready!(self.io.poll_read(cx, &mut rb))?;
-        Poll::Ready(Ok(rb.filled().len()))
-    }
-}
-
-impl futures_io::AsyncWrite for UnixStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_write(cx, buf)
-    }
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.shutdown_std(Shutdown::Write))
-    }
-}
+crate::net::socket_methods::byte_stream_io_traits!(UnixStream);
