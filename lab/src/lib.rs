@@ -1,27 +1,47 @@
-//! weft-lab: the instrument that measures weft against tokio, smol and async-std.
+//! weft-lab: the instrument that measures weft against tokio, smol, async-std and the actor
+//! frameworks, side by side, with honest statistics.
 //!
-//! Bird's-eye view, in the order data flows:
-//! - [`adapter`]: the small trait every runtime implements (spawn, join, yield, block_on,
-//!   sleep, channels). [`runtimes`] has one file per runtime and the registry of names.
-//! - [`workloads`]: every benchmark, written once, generic over the adapter, validating its own
-//!   output.
-//! - [`measure`]: builds a runtime per sample, interleaves runtimes round by round, shows
-//!   progress; async-std samples run in a child process (`__sample`).
-//! - [`stats`]: summaries, percentiles, seeded bootstrap CIs, Welch's t-test.
-//! - [`results`]: `results.json` (schema 1) and the paired ratios; [`report`] renders the
-//!   terminal table, `report.md` and `report.html` (plotters SVG charts).
-//! - [`smoke`], [`baseline`], [`sweep`]: the CI check, regression baselines, knob grids.
-//! - [`lateness`], [`memory_per_task`], [`http_hello`]: timer accuracy, RSS per idle task, and HTTP requests/s + latency with the
-//!   server in a child process and the load generator in the parent.
-//! - [`blocking_resilience`]: other tasks' scheduling latency while one task blocks a worker;
-//!   [`block_in_place_bench`]: `block_in_place` throughput, weft vs tokio.
-//! - [`console`]: `weft-lab console`, a live terminal view of a program's metrics endpoint.
-//! - [`tune`]: `weft-lab tune -- COMMAND`, environment-knob grids over any command, with the
-//!   runtime's own diagnosis from `WEFT_METRICS_DUMP`.
-//! - [`cli`]: the command line.
+//! Two kinds of module: the measuring framework, and one folder per subcommand (its name with
+//! `-` → `_`), each exporting its `Args`, its `run`, and its hidden child entry point
+//! (`ChildArgs`, `run_child`) if it has one. [`cli`] is the command enum and one line per
+//! subcommand; a test there fails when a subcommand, its folder and this map disagree.
 //!
-//! Architecture Invariant: workloads see runtimes only through [`adapter::Adapter`]; nothing in
-//! `workloads/` names a runtime crate.
+//! Framework ([`framework`]), in the order data flows:
+//! - `adapter`: the small trait every runtime implements (spawn, join, yield, block_on, sleep,
+//!   channels, net); `runtimes` has one adapter per runtime and the registry of names.
+//! - `workloads`: the micro suite, each workload written once against the adapter and checking
+//!   its own output.
+//! - `measure`: a fresh runtime per sample, runtimes interleaved round by round, child
+//!   processes where a runtime cannot be torn down (`__sample`).
+//! - `stats`, `results`, `report`: summaries and bootstrap CIs, `results.json` with paired
+//!   ratios, the terminal table, `report.md` and `report.html`.
+//! - `baseline`, `sweep`, `smoke`: regression baselines, knob grids, the CI check's runner.
+//! - `selection`, `idle_conns`: the flags every study shares; idle connections held open by a
+//!   child process for the network studies.
+//!
+//! Studies (one per subcommand):
+//! - [`micro`]: the micro suite and its report (the default command).
+//! - [`smoke`]: every workload once at a tiny size, outputs validated (CI).
+//! - [`baseline`]: save a run as a regression baseline.
+//! - [`sweep`]: the micro cells under a grid of runtime knobs.
+//! - [`report`]: re-render a run's reports from its `results.json`.
+//! - [`lateness`]: timer lateness p50/p99/max per runtime.
+//! - [`memory_per_task`]: RSS per live idle task.
+//! - [`blocking_resilience`]: other tasks' latency while one task blocks a worker.
+//! - [`block_in_place`]: `block_in_place` throughput, weft vs tokio.
+//! - [`tcp_echo`]: TCP echo messages/s and round-trip latency, idle connections optional.
+//! - [`http_hello`]: a hyper hello server per runtime under a fixed load generator.
+//! - [`fs_bench`]: `weft::fs` vs `tokio::fs`.
+//! - [`agents`]: the multi-agent LLM study against the embedded Ollama simulator.
+//! - [`serve_ollama`]: that simulator standalone, or its capacity measured.
+//! - [`actors`]: weft-actor against kameo, ractor, actix and plain tasks.
+//! - [`search`]: the Claude Code session search, its corpus generator and engine bench.
+//! - [`console`]: a live terminal view of a program's metrics endpoint.
+//! - [`console_demo`]: a weft program to watch with `console`.
+//! - [`tune`]: environment-knob grids over any command, with the runtime's diagnosis.
+//!
+//! Architecture Invariant: workloads see runtimes only through
+//! [`framework::adapter::Adapter`]; nothing in `framework/workloads/` names a runtime crate.
 //!
 //! Architecture Invariant: at most one runtime is alive while a sample is timed.
 
@@ -31,6 +51,7 @@
 
 pub mod actors;
 pub mod agents;
+pub mod baseline;
 pub mod block_in_place;
 pub mod blocking_resilience;
 pub mod cli;
@@ -41,6 +62,11 @@ pub mod fs_bench;
 pub mod http_hello;
 pub mod lateness;
 pub mod memory_per_task;
+pub mod micro;
+pub mod report;
 pub mod search;
+pub mod serve_ollama;
+pub mod smoke;
+pub mod sweep;
 pub mod tcp_echo;
 pub mod tune;

@@ -76,7 +76,7 @@ fn console_shows_the_slow_task_and_the_workers_under_tmux() {
     let url = lines.next().unwrap().unwrap().strip_prefix("metrics: ").expect("the demo prints its URL").to_string();
     let slow =
         lines.next().unwrap().unwrap().strip_prefix("slow task: ").expect("the demo prints FILE:LINE").to_string();
-    assert!(slow.starts_with("lab/src/console/demo.rs:"), "{slow}");
+    assert!(slow.starts_with("lab/src/console_demo/mod.rs:"), "{slow}");
 
     let started = Instant::now();
     let command = format!("{BIN} console {url}");

@@ -196,5 +196,5 @@ fn time_metrics_run_and_weft_programs_get_a_diagnosis() {
         stdout.contains("long poll(s) ≥ 10 ms over 3 run(s)") || stdout.contains("long poll(s) ≥ 10 ms over 6 run(s)"),
         "{stdout}"
     );
-    assert!(stdout.contains(" at lab/src/console/demo.rs:"), "{stdout}");
+    assert!(stdout.contains(" at lab/src/console_demo/mod.rs:"), "{stdout}");
 }

@@ -19,6 +19,9 @@
 //! * A generic actor trait with typed messages per peer: each workload would need one actor
 //!   type per peer, i.e. be written five times. Boxed `u64` behaviours cost every peer the
 //!   same indirect call.
+use crate::framework::selection::Selection;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 mod actix;
 pub mod adapter;
@@ -215,7 +218,9 @@ pub fn markdown(r: &Results) -> String {
         let _ = write!(s, "| {} | {} |", row.workload.trim_start_matches("actors/"), row.scale);
         for p in peers {
             let cell = match r.row(&row.workload, row.scale, p) {
-                Some(x) if x.is_ok() => crate::framework::report::fmt_time(x.median().unwrap_or(0.0) / row.scale as f64),
+                Some(x) if x.is_ok() => {
+                    crate::framework::report::fmt_time(x.median().unwrap_or(0.0) / row.scale as f64)
+                }
                 Some(x) => x.status.clone(),
                 None => "-".into(),
             };
@@ -243,7 +248,7 @@ pub fn markdown(r: &Results) -> String {
 }
 
 /// Measures and writes `DIR/results.json` and `DIR/report.md`.
-pub fn run(o: &ActorOptions, out: &Path, progress: bool) -> Result<Results, String> {
+pub fn run_study(o: &ActorOptions, out: &Path, progress: bool) -> Result<Results, String> {
     let r = measure(o, progress);
     let md = markdown(&r);
     print!("{md}");
@@ -290,4 +295,41 @@ pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
             report.lines.push(line);
         }
     }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Counted rounds (each runs every peer once per workload).
+    #[arg(long, default_value_t = 5)]
+    pub reps: usize,
+    /// Discarded warm-up rounds.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Size of every workload, in percent of the sizes (e.g. 10 for a quick look).
+    #[arg(long, default_value_t = 100)]
+    pub percent: u64,
+    /// Writes OUT/results.json and OUT/report.md.
+    #[arg(long, default_value = "lab-results/actors")]
+    pub out: PathBuf,
+}
+
+/// `weft-lab actors`.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let peers: Vec<String> = if args.selection.runtimes.is_empty() {
+        PEERS.iter().map(|p| p.to_string()).collect()
+    } else {
+        args.selection.runtimes.clone()
+    };
+    let options = ActorOptions {
+        peers,
+        filter: args.selection.filter.clone(),
+        workers: args.selection.workers(),
+        reps: args.reps.max(1),
+        warmup: args.warmup,
+        percent: args.percent.max(1),
+    };
+    run_study(&options, &args.out, !args.selection.quiet)?;
+    Ok(ExitCode::SUCCESS)
 }

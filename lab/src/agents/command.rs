@@ -1,12 +1,10 @@
-//! `weft-lab agents` and `weft-lab serve-ollama`: argument parsing, the pre-flight check of
+//! `weft-lab agents`: argument parsing, the pre-flight check of
 //! every server (a one-line error naming the URL before any timing starts), and writing the
 //! `agents` section into `results.json`/`report.md`/`report.html`.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
-
-use clap::Args;
 
 use super::agent::{generate_reports, CoordKind};
 use super::client::{BridgeKind, Endpoint};
@@ -15,8 +13,8 @@ use super::sim::{Profile, Sim, SimConfig};
 use super::study::{self, StudyOptions, CONFIGS};
 use super::summary::{self, AgentsSection};
 
-#[derive(Args, Debug, Clone)]
-pub struct AgentsArgs {
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
     /// Quick profile (the default): the simulated model 20× faster, 2 runs per cell.
     #[arg(long, conflicts_with = "full")]
     pub quick: bool,
@@ -70,28 +68,6 @@ pub struct AgentsArgs {
     /// Less output.
     #[arg(long)]
     pub quiet: bool,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct ServeArgs {
-    /// First port; instances take consecutive ports.
-    #[arg(long, default_value_t = 11434)]
-    pub port: u16,
-    #[arg(long, default_value_t = 1)]
-    pub instances: usize,
-    /// Slots per instance (OLLAMA_NUM_PARALLEL).
-    #[arg(long, default_value_t = 1)]
-    pub num_parallel: usize,
-    /// Use the full (realistic) profile instead of the quick one.
-    #[arg(long)]
-    pub full: bool,
-    /// Measure instead of serving: this many concurrent streams (quick profile) against a
-    /// one-thread simulator; prints achieved vs nominal token rate and CPU per token, then exits.
-    #[arg(long)]
-    pub capacity: Option<usize>,
-    /// Tokens per stream for `--capacity` (≤ 100, the quick profile's answer length).
-    #[arg(long, default_value_t = 100)]
-    pub capacity_predict: u32,
 }
 
 fn default_workers() -> usize {
@@ -172,7 +148,7 @@ pub fn preflight(ep: &Endpoint, model: &str, openai: bool) -> Result<(), String>
 }
 
 /// `weft-lab agents`.
-pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
+pub fn agents_main(args: Args) -> Result<bool, String> {
     let full = args.full;
     let profile = if full { Profile::full() } else { Profile::quick() };
     let runtimes: Vec<AgentRuntime> = if args.runtimes.is_empty() {
@@ -299,34 +275,14 @@ pub fn agents_main(args: AgentsArgs) -> Result<bool, String> {
     );
     results.agents = Some(section);
     let latest = args.out.join("latest");
-    crate::framework::report::write_all(&latest, &results).map_err(|e| format!("cannot write {}: {e}", latest.display()))?;
+    crate::framework::report::write_all(&latest, &results)
+        .map_err(|e| format!("cannot write {}: {e}", latest.display()))?;
     println!("wrote {}/{{results.json,report.md,report.html}}", latest.display());
     Ok(!failed)
 }
 
 fn names() -> String {
     AgentRuntime::ALL.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
-}
-
-/// `weft-lab serve-ollama`: the simulator standalone until killed.
-pub fn serve_main(args: ServeArgs) -> Result<(), String> {
-    if let Some(streams) = args.capacity {
-        let workers = default_workers();
-        let c = super::capacity::measure(streams, args.capacity_predict, workers)?;
-        println!("{}", super::capacity::describe(&c, workers));
-        return if c.ok_streams == c.streams { Ok(()) } else { Err("some streams failed".into()) };
-    }
-    let mut config = SimConfig::new(if args.full { Profile::full() } else { Profile::quick() });
-    config.port = args.port;
-    config.instances = args.instances;
-    config.num_parallel = args.num_parallel;
-    let sim = Sim::start(config).map_err(|e| format!("starting the simulator on port {}: {e}", args.port))?;
-    for u in sim.urls() {
-        println!("Ollama-compatible simulator listening on {u} (model gemma3:latest)");
-    }
-    loop {
-        std::thread::park();
-    }
 }
 
 /// `weft-lab smoke`'s agents check: the embedded simulator and two agents at a tiny size on

@@ -9,3 +9,25 @@ pub mod hosts;
 pub mod sim;
 pub mod study;
 pub mod summary;
+
+use std::process::ExitCode;
+
+pub use command::Args;
+
+/// `weft-lab agents`: exit 1 when a run failed.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    command::agents_main(args).map(|ok| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `__agents-batch`: one batch of agents in this child process (async-std's rows).
+#[derive(clap::Args, Debug)]
+pub struct ChildArgs {
+    #[arg(long)]
+    pub runtime: String,
+}
+
+/// `weft-lab __agents-batch`: plan on stdin, JSON reply on stdout.
+pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
+    child::child_main(&args.runtime)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -11,6 +11,7 @@
 use std::time::{Duration, Instant};
 
 use crate::framework::stats;
+use std::process::ExitCode;
 
 fn spin(d: Duration) {
     let start = Instant::now();
@@ -83,7 +84,7 @@ fn sample_tokio(tasks: u64, iters: u64, work: Duration) -> Result<Duration, Stri
 }
 
 /// Runs `samples` interleaved pairs and returns the Markdown report.
-pub fn run(samples: usize, tasks: u64, iters: u64, work: Duration) -> Result<String, String> {
+pub fn measure(samples: usize, tasks: u64, iters: u64, work: Duration) -> Result<String, String> {
     let (mut w, mut t) = (Vec::new(), Vec::new());
     for i in 0..samples {
         // Alternate which runtime goes first in a pair.
@@ -110,4 +111,25 @@ pub fn run(samples: usize, tasks: u64, iters: u64, work: Duration) -> Result<Str
         r.ci95.0,
         r.ci95.1
     ))
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Interleaved weft/tokio pairs.
+    #[arg(long, default_value_t = 10)]
+    pub samples: usize,
+    #[arg(long, default_value_t = 64)]
+    pub tasks: u64,
+    #[arg(long, default_value_t = 100)]
+    pub iters: u64,
+    /// Busy work inside each `block_in_place`, in µs.
+    #[arg(long, default_value_t = 20)]
+    pub work_us: u64,
+}
+
+/// `weft-lab block-in-place`.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let md = measure(args.samples.max(1), args.tasks, args.iters, Duration::from_micros(args.work_us))?;
+    print!("{md}");
+    Ok(ExitCode::SUCCESS)
 }

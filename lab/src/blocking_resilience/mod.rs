@@ -25,7 +25,11 @@ use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, RtConfig};
 use crate::framework::runtimes::{self, RuntimeId};
+use crate::framework::selection::write_md_json;
+use crate::framework::selection::Selection;
 use crate::framework::stats;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 const WORKERS: usize = 2;
 const TIMER: Duration = Duration::from_millis(10);
@@ -220,6 +224,34 @@ pub fn markdown(rows: &[Row], rounds: usize, tasks: usize, block: Duration) -> S
         ));
     }
     s
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Interleaved rounds per runtime and mode (a fresh runtime per round).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Short tasks spawned before the block.
+    #[arg(long, default_value_t = 1000)]
+    pub tasks: usize,
+    /// How long the blocking task blocks its worker, in ms.
+    #[arg(long, default_value_t = 1000)]
+    pub block_ms: u64,
+    /// Writes OUT/blocking.md and OUT/blocking.json.
+    #[arg(long, default_value = "lab-results/blocking")]
+    pub out: PathBuf,
+}
+
+/// `weft-lab blocking-resilience`.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let chosen = args.selection.runtimes(&[RuntimeId::WeftMt, RuntimeId::TokioMt, RuntimeId::Smol])?;
+    let block = std::time::Duration::from_millis(args.block_ms);
+    let rows = measure(&chosen, args.rounds.max(1), args.tasks.max(1), block)?;
+    let md = markdown(&rows, args.rounds, args.tasks, block);
+    write_md_json(&args.out, "blocking", &md, &rows)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ use view::{SortBy, View};
 
 /// `weft-lab console` arguments.
 #[derive(clap::Args, Debug)]
-pub struct ConsoleArgs {
+pub struct Args {
     /// The program's metrics endpoint (what `weft::metrics::serve` returned); `/metrics` and
     /// `/tasks` are read under it.
     #[arg(default_value = "http://127.0.0.1:9464")]
@@ -68,7 +68,7 @@ impl Drop for TerminalGuard {
     }
 }
 
-pub fn run(args: ConsoleArgs) -> Result<(), String> {
+fn watch(args: Args) -> Result<(), String> {
     if !(args.interval > 0.0 && args.interval.is_finite()) {
         return Err(format!("--interval must be a positive number of seconds (got {})", args.interval));
     }
@@ -107,6 +107,11 @@ pub fn run(args: ConsoleArgs) -> Result<(), String> {
             }
         }
     }
+}
+
+/// `weft-lab console`.
+pub fn run(args: Args) -> Result<std::process::ExitCode, String> {
+    watch(args).map(|()| std::process::ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

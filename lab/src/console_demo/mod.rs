@@ -15,7 +15,7 @@ use std::time::Duration;
 use weft::io::{AsyncReadExt, AsyncWriteExt};
 
 #[derive(clap::Args, Debug)]
-pub struct DemoArgs {
+pub struct Args {
     /// Port for the metrics endpoint on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
@@ -24,7 +24,7 @@ pub struct DemoArgs {
     pub seconds: Option<f64>,
 }
 
-pub fn run(args: DemoArgs) -> Result<(), String> {
+fn serve_demo(args: Args) -> Result<(), String> {
     let rt = weft::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -86,4 +86,9 @@ async fn ping_pong() -> std::io::Result<()> {
         c.read_exact(&mut b).await?;
         weft::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// `weft-lab console-demo`.
+pub fn run(args: Args) -> Result<std::process::ExitCode, String> {
+    serve_demo(args).map(|()| std::process::ExitCode::SUCCESS)
 }

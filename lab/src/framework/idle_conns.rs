@@ -21,6 +21,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
+use std::process::ExitCode;
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
@@ -248,6 +249,24 @@ fn count_alive(sockets: &[TcpStream]) -> usize {
             alive
         })
         .count()
+}
+
+#[derive(clap::Args, Debug)]
+/// `__idle_holder`: hold idle connections for `http-hello`/`tcp-echo`.
+pub struct ChildArgs {
+    #[arg(long)]
+    pub addr: std::net::SocketAddr,
+    #[arg(long)]
+    pub count: usize,
+    /// Complete one keep-alive `GET /` on each connection first.
+    #[arg(long)]
+    pub http: bool,
+}
+
+/// `weft-lab __idle_holder`.
+pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
+    holder_main(args.addr, args.count, args.http)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

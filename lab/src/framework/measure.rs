@@ -27,6 +27,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::framework::adapter::RtConfig;
 use crate::framework::runtimes::{self, async_std::CHILD_ENV, RuntimeId};
 use crate::framework::workloads::{Outcome, Workload};
+use std::process::ExitCode;
 
 /// One runtime in one configuration.
 #[derive(Clone, Debug, PartialEq)]
@@ -307,4 +308,37 @@ pub fn scale_label(scale: u64) -> String {
         s if s >= 1_000 && s % 1_000 == 0 => format!("{}k", s / 1_000),
         s => s.to_string(),
     }
+}
+
+#[derive(clap::Args, Debug)]
+/// `__sample`: one sample of one workload in this fresh process.
+pub struct ChildArgs {
+    #[arg(long)]
+    pub runtime: String,
+    #[arg(long)]
+    pub workload: String,
+    #[arg(long)]
+    pub scale: u64,
+    #[arg(long)]
+    pub workers: usize,
+    #[arg(long)]
+    pub global_queue_interval: Option<u32>,
+    #[arg(long)]
+    pub event_interval: Option<u32>,
+    /// Run one untimed sample first.
+    #[arg(long)]
+    pub warmup: bool,
+}
+
+/// `weft-lab __sample`: take the sample and print `ok <ns>`.
+pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
+    let runtime = RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime))?;
+    let workload = Workload::by_name(&args.workload).ok_or_else(|| format!("unknown workload {:?}", args.workload))?;
+    let config = RtConfig {
+        global_queue_interval: args.global_queue_interval,
+        event_interval: args.event_interval,
+        ..RtConfig::new(runtime.flavor(), args.workers)
+    };
+    child_main(runtime, &config, workload, args.scale, args.warmup);
+    Ok(ExitCode::SUCCESS)
 }

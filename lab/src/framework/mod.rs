@@ -11,6 +11,7 @@ pub mod measure;
 pub mod report;
 pub mod results;
 pub mod runtimes;
+pub mod selection;
 pub mod smoke;
 pub mod stats;
 pub mod sweep;

@@ -13,12 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::Args;
-
 use crate::framework::stats;
 
-#[derive(Args, Debug)]
-pub struct FsBenchArgs {
+#[derive(clap::Args, Debug)]
+pub struct Args {
     /// Corpus size in MB.
     #[arg(long, default_value_t = 300)]
     mb: usize,
@@ -72,7 +70,7 @@ fn generate(corpus: &Path, mb: usize, files: usize) -> std::io::Result<Expect> {
     Ok(e)
 }
 
-fn corpus(args: &FsBenchArgs) -> Result<(PathBuf, Expect), String> {
+fn corpus(args: &Args) -> Result<(PathBuf, Expect), String> {
     let corpus = args.dir.join("corpus");
     let recorded = std::fs::read_to_string(corpus.join("EXPECT")).unwrap_or_default();
     let nums: Vec<u64> = recorded.split_whitespace().filter_map(|s| s.parse().ok()).collect();
@@ -211,7 +209,7 @@ fn sample(runtime: &str, workload: &str, corpus: &Path, workers: usize, e: Expec
     Ok(secs)
 }
 
-pub fn run(args: FsBenchArgs) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<ExitCode, String> {
     let (corpus, e) = corpus(&args)?;
     println!(
         "fs-bench: {} files, {:.0} MB, {} lines; {} rounds, {} workers",

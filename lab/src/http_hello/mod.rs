@@ -36,7 +36,13 @@ use serde::Serialize;
 use crate::framework::adapter::{Adapter, Net, RtConfig};
 use crate::framework::idle_conns;
 use crate::framework::runtimes::{self, async_std::CHILD_ENV, RuntimeId};
+use crate::framework::selection::runtime_by_name;
+use crate::framework::selection::this_exe;
+use crate::framework::selection::write_md_json;
+use crate::framework::selection::Selection;
 use crate::framework::stats;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// The body every response must carry.
 pub const BODY: &[u8] = b"Hello, world!";
@@ -449,4 +455,72 @@ fn timer_cost(rows: &[HttpRow]) -> String {
         );
     }
     out
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Keep-alive connections of the load generator; a comma-separated list is a sweep
+    /// (e.g. `1,64,1024`), one table per count.
+    #[arg(long, value_delimiter = ',', default_value = "64")]
+    pub connections: Vec<usize>,
+    /// Idle keep-alive connections (one request served on each first) held open beside the
+    /// active ones, all verified alive at the end of every round; a comma-separated list is a
+    /// sweep (e.g. `0,10000`).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    pub idle_connections: Vec<usize>,
+    /// Seconds of load per runtime (split over the rounds).
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Interleaved rounds (a fresh server per runtime per round).
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
+    /// Also measure each runtime that has a hyper timer (weft, tokio) with it, as a second
+    /// row (`weft-mt+timer`) in the same rounds: the README `hello_server`'s configuration.
+    #[arg(long)]
+    pub hyper_timer: bool,
+    /// Writes OUT/http_hello.md and OUT/http_hello.json.
+    #[arg(long, default_value = "lab-results/http_hello")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub selection: Selection,
+}
+
+/// `weft-lab http-hello`.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let chosen = servers(&args.selection.runtimes(&RuntimeId::ALL)?, args.hyper_timer);
+    let workers = args.selection.workers();
+    let duration = std::time::Duration::from_secs_f64(args.seconds.max(0.1));
+    let most = args.connections.iter().max().copied().unwrap_or(1) + args.idle_connections.iter().max().unwrap_or(&0);
+    crate::framework::idle_conns::raise_nofile(most as u64 + crate::framework::idle_conns::FD_SLACK)?;
+    let mut rows = Vec::new();
+    let mut md = String::new();
+    for &connections in &args.connections {
+        for &idle in &args.idle_connections {
+            let sweep_rows = measure(&this_exe()?, &chosen, workers, connections.max(1), idle, duration, args.rounds)?;
+            md += &markdown(&sweep_rows, workers, connections, idle, duration, args.rounds.max(1));
+            md += "\n";
+            rows.extend(sweep_rows);
+        }
+    }
+    write_md_json(&args.out, "http_hello", &md, &rows)?;
+    let errors: u64 = rows.iter().map(|r| r.errors).sum();
+    Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+#[derive(clap::Args, Debug)]
+/// `__http_server`: one server in this process until killed.
+pub struct ChildArgs {
+    #[arg(long)]
+    pub runtime: String,
+    #[arg(long)]
+    pub workers: usize,
+    /// Give each connection the runtime's hyper timer (hyper's default header-read timeout).
+    #[arg(long)]
+    pub timer: bool,
+}
+
+/// `weft-lab __http_server`: serve until killed (the parent reads the port from stdout).
+pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
+    server_main(runtime_by_name(&args.runtime)?, args.workers, args.timer)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -13,7 +13,11 @@ use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, RtConfig};
 use crate::framework::runtimes::{self, RuntimeId};
+use crate::framework::selection::write_md_json;
+use crate::framework::selection::Selection;
 use crate::framework::stats;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// One runtime's lateness distribution, in microseconds.
 #[derive(Debug, Clone, Serialize)]
@@ -124,6 +128,33 @@ pub fn markdown(rows: &[LatenessRow], rounds: usize, timers: u64, workers: usize
         ));
     }
     s
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Interleaved rounds (a fresh runtime per round).
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
+    /// Concurrent sleeps per round.
+    #[arg(long, default_value_t = 2000)]
+    pub timers: u64,
+    /// Writes OUT/lateness.md and OUT/lateness.json.
+    #[arg(long, default_value = "lab-results/lateness")]
+    pub out: PathBuf,
+}
+
+/// `weft-lab lateness`.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let default = [RuntimeId::WeftMt, RuntimeId::WeftCt, RuntimeId::TokioMt, RuntimeId::TokioCt, RuntimeId::Smol];
+    let chosen = args.selection.runtimes(&default)?;
+    let workers = args.selection.workers();
+    let rows = measure(&chosen, workers, args.rounds.max(1), args.timers.max(1))?;
+    let md = markdown(&rows, args.rounds, args.timers, workers);
+    write_md_json(&args.out, "lateness", &md, &rows)?;
+    let early: usize = rows.iter().map(|r| r.early).sum();
+    Ok(if early == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 #[cfg(test)]

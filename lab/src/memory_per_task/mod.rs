@@ -26,7 +26,13 @@ use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, Channels, RtConfig};
 use crate::framework::runtimes::{self, RuntimeId};
+use crate::framework::selection::runtime_by_name;
+use crate::framework::selection::this_exe;
+use crate::framework::selection::write_md_json;
+use crate::framework::selection::Selection;
 use crate::framework::stats;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// One runtime's figures over the rounds.
 #[derive(Debug, Clone, Serialize)]
@@ -181,6 +187,50 @@ pub fn markdown(rows: &[MemoryRow], rounds: usize, workers: usize) -> String {
         ));
     }
     s
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Interleaved rounds (a fresh runtime per round).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Live idle tasks per round.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub tasks: u64,
+    /// Writes OUT/memory_per_task.md and OUT/memory_per_task.json.
+    #[arg(long, default_value = "lab-results/memory-per-task")]
+    pub out: PathBuf,
+}
+
+/// `weft-lab memory-per-task`.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let default = [RuntimeId::WeftMt, RuntimeId::TokioMt, RuntimeId::WeftCt, RuntimeId::TokioCt];
+    let chosen = args.selection.runtimes(&default)?;
+    let workers = args.selection.workers();
+    let rows = measure(&this_exe()?, &chosen, workers, args.rounds.max(1), args.tasks.max(1))?;
+    let md = markdown(&rows, args.rounds.max(1), workers);
+    write_md_json(&args.out, "memory_per_task", &md, &rows)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args, Debug)]
+/// `__memory_sample`: one round in this fresh process.
+pub struct ChildArgs {
+    #[arg(long)]
+    pub runtime: String,
+    #[arg(long)]
+    pub workers: usize,
+    #[arg(long)]
+    pub tasks: u64,
+}
+
+/// `weft-lab __memory_sample`: one round in this fresh process; prints `ok <bytes>`.
+pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
+    let bytes = sample_main(runtime_by_name(&args.runtime)?, args.workers, args.tasks)?;
+    println!("ok {bytes}");
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -38,15 +38,15 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 use serde::{Deserialize, Serialize};
 
 use engines::{Engine, RunSpec, SearchOutcome};
 use query::Query;
 
-#[derive(Args, Debug)]
+#[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
-pub struct SearchArgs {
+pub struct Args {
     #[command(subcommand)]
     command: Option<SearchCommand>,
     #[command(flatten)]
@@ -65,7 +65,7 @@ enum SearchCommand {
     Run(RunArgs),
 }
 
-#[derive(Args, Debug)]
+#[derive(clap::Args, Debug)]
 pub struct GenArgs {
     #[arg(long, default_value_t = 2700)]
     pub files: usize,
@@ -77,7 +77,7 @@ pub struct GenArgs {
     pub dir: PathBuf,
 }
 
-#[derive(Args, Debug)]
+#[derive(clap::Args, Debug)]
 pub struct RunArgs {
     #[arg(long)]
     engine: String,
@@ -104,7 +104,7 @@ pub struct ChildResult {
     pub outcome: SearchOutcome,
 }
 
-pub fn command(args: SearchArgs) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<ExitCode, String> {
     match args.command {
         Some(SearchCommand::GenCorpus(g)) => {
             if g.dir.exists() && std::fs::read_dir(&g.dir).map_err(|e| e.to_string())?.next().is_some() {

@@ -26,8 +26,13 @@ use serde::Serialize;
 use crate::framework::adapter::{Adapter, Net, RtConfig};
 use crate::framework::idle_conns;
 use crate::framework::runtimes::{self, RuntimeId};
+use crate::framework::selection::this_exe;
+use crate::framework::selection::write_md_json;
+use crate::framework::selection::Selection;
 use crate::framework::stats;
 use crate::framework::workloads::net::echo_session;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EchoRow {
@@ -286,12 +291,59 @@ pub fn markdown(
     s
 }
 
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Interleaved rounds (a fresh runtime per round).
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
+    /// Round trips per round (shared by the connections).
+    #[arg(long, default_value_t = 100_000)]
+    pub messages: u64,
+    /// Loopback connections; a comma-separated list is a sweep (e.g. `1,64,1024`).
+    #[arg(long, value_delimiter = ',', default_value = "64")]
+    pub connections: Vec<u64>,
+    /// Idle connections held open beside the active ones, all verified alive at the end of
+    /// every round; a comma-separated list is a sweep (e.g. `0,10000`).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    pub idle_connections: Vec<usize>,
+    /// Writes OUT/tcp_echo.md and OUT/tcp_echo.json.
+    #[arg(long, default_value = "lab-results/tcp-echo")]
+    pub out: PathBuf,
+}
+
+/// `weft-lab tcp-echo`.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let default = [RuntimeId::WeftMt, RuntimeId::WeftCt, RuntimeId::TokioMt, RuntimeId::TokioCt, RuntimeId::Smol];
+    let chosen = args.selection.runtimes(&default)?;
+    let workers = args.selection.workers();
+    let rounds = args.rounds.max(1);
+    // Both ends of every active connection and the server end of every idle one are here.
+    let most = 2 * args.connections.iter().max().copied().unwrap_or(1)
+        + *args.idle_connections.iter().max().unwrap_or(&0) as u64;
+    crate::framework::idle_conns::raise_nofile(most + crate::framework::idle_conns::FD_SLACK)?;
+    let exe = this_exe()?;
+    let mut rows = Vec::new();
+    let mut md = String::new();
+    for &connections in &args.connections {
+        for &idle in &args.idle_connections {
+            let sweep_rows = measure(&exe, &chosen, workers, rounds, args.messages.max(1), connections, idle)?;
+            md += &markdown(&sweep_rows, rounds, args.messages, workers, connections, idle);
+            md += "\n";
+            rows.extend(sweep_rows);
+        }
+    }
+    write_md_json(&args.out, "tcp_echo", &md, &rows)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn echo_latency_rows_are_complete_and_consistent() {
+    fn tcp_echo_rows_are_complete_and_consistent() {
         // No idle set, so the helper binary is never started.
         let rows = measure(Path::new("weft-lab"), &[RuntimeId::WeftCt, RuntimeId::TokioCt], 1, 1, 256, 16, 0).unwrap();
         assert_eq!(rows.len(), 2);

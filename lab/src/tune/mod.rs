@@ -63,7 +63,7 @@ use rounds::{improves, ratio_to_default, run_round, Outcome, Round};
 use runner::{Metric, Target};
 
 #[derive(clap::Args, Debug)]
-pub struct TuneArgs {
+pub struct Args {
     /// An environment variable and the values to try (repeatable); given knobs replace the
     /// default grid.
     #[arg(long = "knob", value_name = "NAME=V1,V2,...")]
@@ -95,7 +95,7 @@ pub struct TuneArgs {
 }
 
 /// `weft-lab tune`: prints the rounds, the verdict, the deploy lines and the diagnosis.
-pub fn command(args: TuneArgs) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<ExitCode, String> {
     let metric = Metric::parse(&args.metric)?;
     if args.reps < 3 {
         return Err(format!("--reps {} is too few: a confidence interval needs at least 3 paired runs", args.reps));
@@ -129,7 +129,7 @@ impl std::fmt::Write for Printer {
 }
 
 fn tune(
-    args: &TuneArgs,
+    args: &Args,
     metric: &Metric,
     knobs: &[Knob],
     target: &Target<'_>,

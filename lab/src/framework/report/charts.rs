@@ -6,6 +6,7 @@
 //! by orders of magnitude); [`ratios`] — weft ÷ baseline per pair, the dot the median paired
 //! ratio and the whisker its 95% CI, with the parity line at 1.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::{Table, Value};
@@ -26,7 +27,8 @@ const PALETTE: [RGBColor; 8] = [
 const SERIES: usize = 6;
 
 fn color(name: &str) -> RGBColor {
-    let i = crate::framework::runtimes::RuntimeId::ALL.iter().position(|r| r.name() == name).unwrap_or(PALETTE.len() - 1);
+    let i =
+        crate::framework::runtimes::RuntimeId::ALL.iter().position(|r| r.name() == name).unwrap_or(PALETTE.len() - 1);
     PALETTE[i]
 }
 
@@ -50,6 +52,42 @@ fn offset(i: usize, n: usize) -> f64 {
     }
 }
 
+/// A chart with one row per label down a log-scaled x axis over `x`, captioned, its mesh and
+/// axes drawn; `tick` labels the 1-2-5 ticks (see [`labelled_tick`]).
+type RowChart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<LogCoord<f64>, RangedCoordf64>>;
+
+fn row_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    caption: String,
+    x: std::ops::Range<f64>,
+    labels: &[String],
+    tick: &dyn Fn(f64) -> String,
+    x_desc: &str,
+) -> Result<RowChart<'a, 'b>, String> {
+    let rows = labels.len();
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .margin_right(36)
+        .x_label_area_size(40)
+        .y_label_area_size(260)
+        .build_cartesian_2d(x.log_scale(), -0.5..rows as f64 - 0.5)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(TRANSPARENT)
+        .y_labels(rows)
+        .y_label_formatter(&|y| row_label(labels, *y))
+        .y_label_style(("sans-serif", 13))
+        .x_labels(40)
+        .x_label_formatter(&|x| if labelled_tick(*x) { tick(*x) } else { String::new() })
+        .x_desc(x_desc)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
+}
+
 /// Median time per runtime, log scale.
 pub fn times(table: &Table) -> Result<String, String> {
     let mut svg = String::new();
@@ -68,29 +106,14 @@ pub fn times(table: &Table) -> Result<String, String> {
     {
         let root = SVGBackend::with_string(&mut svg, size(rows, SERIES)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("{}: median time per runtime (log scale, lower is better)", table.group.name()),
-                ("sans-serif", 18),
-            )
-            .margin(12)
-            .margin_right(36)
-            .x_label_area_size(40)
-            .y_label_area_size(260)
-            .build_cartesian_2d(decades(lo, hi * 3.0).log_scale(), -0.5..rows as f64 - 0.5)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .light_line_style(TRANSPARENT)
-            .y_labels(rows)
-            .y_label_formatter(&|y| row_label(&labels, *y))
-            .y_label_style(("sans-serif", 13))
-            .x_labels(40)
-            .x_label_formatter(&|x| if labelled_tick(*x) { super::fmt_time(*x) } else { String::new() })
-            .x_desc("median time")
-            .draw()
-            .map_err(|e| e.to_string())?;
+        let mut chart = row_chart(
+            &root,
+            format!("{}: median time per runtime (log scale, lower is better)", table.group.name()),
+            decades(lo, hi * 3.0),
+            &labels,
+            &|x| super::fmt_time(x),
+            "median time",
+        )?;
         let n = table.runtimes.len();
         for (i, runtime) in table.runtimes.iter().enumerate() {
             let points: Vec<(f64, f64)> = table
@@ -145,29 +168,14 @@ pub fn ratios(table: &Table) -> Result<String, String> {
     {
         let root = SVGBackend::with_string(&mut svg, size(rows, SERIES)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("{}: weft ÷ baseline with 95% CI (left of 1 = weft faster)", table.group.name()),
-                ("sans-serif", 18),
-            )
-            .margin(12)
-            .margin_right(36)
-            .x_label_area_size(40)
-            .y_label_area_size(260)
-            .build_cartesian_2d(decades(lo, hi * 2.0).log_scale(), -0.5..rows as f64 - 0.5)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .light_line_style(TRANSPARENT)
-            .y_labels(rows)
-            .y_label_formatter(&|y| row_label(&labels, *y))
-            .y_label_style(("sans-serif", 13))
-            .x_labels(40)
-            .x_label_formatter(&|x| if labelled_tick(*x) { format!("{x}×") } else { String::new() })
-            .x_desc("time ratio (weft ÷ baseline)")
-            .draw()
-            .map_err(|e| e.to_string())?;
+        let mut chart = row_chart(
+            &root,
+            format!("{}: weft ÷ baseline with 95% CI (left of 1 = weft faster)", table.group.name()),
+            decades(lo, hi * 2.0),
+            &labels,
+            &|x| format!("{x}×"),
+            "time ratio (weft ÷ baseline)",
+        )?;
         chart
             .draw_series(std::iter::once(PathElement::new(
                 vec![(1.0, -0.5), (1.0, rows as f64 - 0.5)],

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures_lite::FutureExt;
 
-use crate::framework::adapter::{Adapter, BroadcastEnd, Channels, Closed, Net, Panicked, RtConfig};
+use crate::framework::adapter::{Adapter, Net, Panicked, RtConfig};
 
 /// The environment variable that marks a `__sample` child process.
 pub const CHILD_ENV: &str = "WEFT_LAB_CHILD";
@@ -75,86 +75,14 @@ impl Adapter for AsyncStd {
     }
 }
 
-/// `async_std::channel` bounded mpsc (`bounded(1)` as the oneshot), `async_std::sync::Mutex`;
-/// async-std has no semaphore or broadcast, so the closest equivalents of its ecosystem stand
-/// in: `async-lock`'s `Semaphore` and `async-broadcast`.
-pub enum AsyncStdChannels {}
-
-impl Channels for AsyncStdChannels {
-    const AVAILABLE: bool = true;
-    type Sender<T: Send + 'static> = async_std::channel::Sender<T>;
-    type Receiver<T: Send + 'static> = async_std::channel::Receiver<T>;
-    type OneshotSender<T: Send + 'static> = async_std::channel::Sender<T>;
-    type OneshotReceiver<T: Send + 'static> = async_std::channel::Receiver<T>;
-
-    fn bounded<T: Send + 'static>(capacity: usize) -> (Self::Sender<T>, Self::Receiver<T>) {
-        async_std::channel::bounded(capacity)
-    }
-    fn send<T: Send + 'static>(tx: &Self::Sender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
-        async move { tx.send(value).await.map_err(|_| Closed) }
-    }
-    fn recv<T: Send + 'static>(rx: &mut Self::Receiver<T>) -> impl Future<Output = Option<T>> + Send + '_ {
-        async move { rx.recv().await.ok() }
-    }
-    fn oneshot<T: Send + 'static>() -> (Self::OneshotSender<T>, Self::OneshotReceiver<T>) {
-        async_std::channel::bounded(1)
-    }
-    fn send_once<T: Send + 'static>(tx: Self::OneshotSender<T>, value: T) -> Result<(), Closed> {
-        tx.try_send(value).map_err(|_| Closed)
-    }
-    fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send {
-        async move { rx.recv().await.map_err(|_| Closed) }
-    }
-    type BroadcastSender<T: Clone + Send + Sync + 'static> = async_broadcast::Sender<T>;
-    type BroadcastReceiver<T: Clone + Send + Sync + 'static> = async_broadcast::Receiver<T>;
-    fn broadcast<T: Clone + Send + Sync + 'static>(
-        capacity: usize,
-    ) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>) {
-        async_broadcast::broadcast(capacity)
-    }
-    fn subscribe<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>) -> Self::BroadcastReceiver<T> {
-        tx.new_receiver()
-    }
-    fn broadcast_send<T: Clone + Send + Sync + 'static>(
-        tx: &Self::BroadcastSender<T>,
-        value: T,
-    ) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
-        async move { tx.broadcast(value).await.map(|_| ()).map_err(|_| Closed) }
-    }
-    fn broadcast_recv<T: Clone + Send + Sync + 'static>(
-        rx: &mut Self::BroadcastReceiver<T>,
-    ) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
-        async move {
-            rx.recv().await.map_err(|e| match e {
-                async_broadcast::RecvError::Overflowed(_) => BroadcastEnd::Lagged,
-                _ => BroadcastEnd::Closed,
-            })
-        }
-    }
-    type Semaphore = async_lock::Semaphore;
-    fn semaphore(permits: usize) -> Self::Semaphore {
-        async_lock::Semaphore::new(permits)
-    }
-    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(
-        sem: &'a Self::Semaphore,
-        work: F,
-    ) -> impl Future<Output = F::Output> + Send + 'a {
-        async move {
-            let _permit = sem.acquire().await;
-            work.await
-        }
-    }
-    type Mutex<T: Send + 'static> = async_std::sync::Mutex<T>;
-    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
-        async_std::sync::Mutex::new(value)
-    }
-    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(
-        m: &'a Self::Mutex<T>,
-        f: impl FnOnce(&mut T) -> R + Send + 'a,
-    ) -> impl Future<Output = R> + Send + 'a {
-        async move { f(&mut *m.lock().await) }
-    }
-}
+super::async_channel_kit::async_channel_kit!(
+    /// `async_std::channel` bounded mpsc (`bounded(1)` as the oneshot), `async_std::sync::Mutex`;
+    /// async-std has no semaphore or broadcast, so the closest equivalents of its ecosystem stand
+    /// in: `async-lock`'s `Semaphore` and `async-broadcast`.
+    AsyncStdChannels,
+    channel = async_std::channel,
+    mutex = async_std::sync::Mutex
+);
 
 /// `async_std::net` TCP.
 pub enum AsyncStdNet {}

@@ -9,6 +9,7 @@
 //! that cannot be dropped (async-std's global executor) are marked [`RuntimeId::in_child`] and
 //! only ever run in a `__sample` child process.
 
+mod async_channel_kit;
 pub mod async_std;
 pub mod hyper_io;
 pub mod smol;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use async_executor::Executor;
 use futures_lite::FutureExt;
 
-use crate::framework::adapter::{Adapter, BroadcastEnd, Channels, Closed, Net, Panicked, RtConfig};
+use crate::framework::adapter::{Adapter, Net, Panicked, RtConfig};
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Executor<'static>>>> = const { RefCell::new(None) };
@@ -125,85 +125,13 @@ impl Drop for Smol {
     }
 }
 
-/// `async-channel` bounded mpsc (`bounded(1)` as the oneshot), `async-broadcast`, and
-/// `async-lock`'s `Semaphore` and `Mutex`.
-pub enum SmolChannels {}
-
-impl Channels for SmolChannels {
-    const AVAILABLE: bool = true;
-    type Sender<T: Send + 'static> = async_channel::Sender<T>;
-    type Receiver<T: Send + 'static> = async_channel::Receiver<T>;
-    type OneshotSender<T: Send + 'static> = async_channel::Sender<T>;
-    type OneshotReceiver<T: Send + 'static> = async_channel::Receiver<T>;
-
-    fn bounded<T: Send + 'static>(capacity: usize) -> (Self::Sender<T>, Self::Receiver<T>) {
-        async_channel::bounded(capacity)
-    }
-    fn send<T: Send + 'static>(tx: &Self::Sender<T>, value: T) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
-        async move { tx.send(value).await.map_err(|_| Closed) }
-    }
-    fn recv<T: Send + 'static>(rx: &mut Self::Receiver<T>) -> impl Future<Output = Option<T>> + Send + '_ {
-        async move { rx.recv().await.ok() }
-    }
-    fn oneshot<T: Send + 'static>() -> (Self::OneshotSender<T>, Self::OneshotReceiver<T>) {
-        async_channel::bounded(1)
-    }
-    fn send_once<T: Send + 'static>(tx: Self::OneshotSender<T>, value: T) -> Result<(), Closed> {
-        tx.try_send(value).map_err(|_| Closed)
-    }
-    fn recv_once<T: Send + 'static>(rx: Self::OneshotReceiver<T>) -> impl Future<Output = Result<T, Closed>> + Send {
-        async move { rx.recv().await.map_err(|_| Closed) }
-    }
-    type BroadcastSender<T: Clone + Send + Sync + 'static> = async_broadcast::Sender<T>;
-    type BroadcastReceiver<T: Clone + Send + Sync + 'static> = async_broadcast::Receiver<T>;
-    fn broadcast<T: Clone + Send + Sync + 'static>(
-        capacity: usize,
-    ) -> (Self::BroadcastSender<T>, Self::BroadcastReceiver<T>) {
-        async_broadcast::broadcast(capacity)
-    }
-    fn subscribe<T: Clone + Send + Sync + 'static>(tx: &Self::BroadcastSender<T>) -> Self::BroadcastReceiver<T> {
-        tx.new_receiver()
-    }
-    fn broadcast_send<T: Clone + Send + Sync + 'static>(
-        tx: &Self::BroadcastSender<T>,
-        value: T,
-    ) -> impl Future<Output = Result<(), Closed>> + Send + '_ {
-        async move { tx.broadcast(value).await.map(|_| ()).map_err(|_| Closed) }
-    }
-    fn broadcast_recv<T: Clone + Send + Sync + 'static>(
-        rx: &mut Self::BroadcastReceiver<T>,
-    ) -> impl Future<Output = Result<T, BroadcastEnd>> + Send + '_ {
-        async move {
-            rx.recv().await.map_err(|e| match e {
-                async_broadcast::RecvError::Overflowed(_) => BroadcastEnd::Lagged,
-                _ => BroadcastEnd::Closed,
-            })
-        }
-    }
-    type Semaphore = async_lock::Semaphore;
-    fn semaphore(permits: usize) -> Self::Semaphore {
-        async_lock::Semaphore::new(permits)
-    }
-    fn with_permit<'a, F: Future<Output: Send> + Send + 'a>(
-        sem: &'a Self::Semaphore,
-        work: F,
-    ) -> impl Future<Output = F::Output> + Send + 'a {
-        async move {
-            let _permit = sem.acquire().await;
-            work.await
-        }
-    }
-    type Mutex<T: Send + 'static> = async_lock::Mutex<T>;
-    fn mutex<T: Send + 'static>(value: T) -> Self::Mutex<T> {
-        async_lock::Mutex::new(value)
-    }
-    fn with_lock<'a, T: Send + 'static, R: Send + 'a>(
-        m: &'a Self::Mutex<T>,
-        f: impl FnOnce(&mut T) -> R + Send + 'a,
-    ) -> impl Future<Output = R> + Send + 'a {
-        async move { f(&mut *m.lock().await) }
-    }
-}
+super::async_channel_kit::async_channel_kit!(
+    /// `async-channel` bounded mpsc (`bounded(1)` as the oneshot), `async-broadcast`, and
+    /// `async-lock`'s `Semaphore` and `Mutex`.
+    SmolChannels,
+    channel = async_channel,
+    mutex = async_lock::Mutex
+);
 
 /// `async-io`'s `Async<std::net::TcpListener/TcpStream>` (what `smol::net` wraps).
 pub enum SmolNet {}
