@@ -114,10 +114,7 @@ impl Handle {
 
     /// The name given with `Builder::name`, if any.
     pub fn name(&self) -> Option<&str> {
-        match &self.inner {
-            scheduler::Handle::CurrentThread(h) => h.config.name.as_deref(),
-            scheduler::Handle::MultiThread(h) => h.config.name.as_deref(),
-        }
+        self.inner.config().name.as_deref()
     }
 
     pub fn runtime_flavor(&self) -> RuntimeFlavor {
@@ -138,8 +135,8 @@ impl Handle {
     /// `runtime/metrics/dump.rs`). Takes each owned-list shard lock briefly.
     pub fn dump_tasks(&self) -> Vec<super::TaskInfo> {
         match &self.inner {
-            scheduler::Handle::CurrentThread(h) => h.owned.dump(h.metrics.config.poll_time_histogram),
-            scheduler::Handle::MultiThread(h) => h.owned.dump(h.metrics.config.poll_time_histogram),
+            scheduler::Handle::CurrentThread(h) => h.common.owned.dump(h.common.metrics.config.poll_time_histogram),
+            scheduler::Handle::MultiThread(h) => h.common.owned.dump(h.common.metrics.config.poll_time_histogram),
         }
     }
 

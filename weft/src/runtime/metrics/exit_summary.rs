@@ -65,9 +65,10 @@ pub(crate) fn render(handle: &Handle, index: u64) -> String {
     let workers = m.num_workers();
     let sum = |f: &dyn Fn(usize) -> u64| (0..workers).map(f).sum::<u64>();
     let busy: Duration = (0..workers).map(|w| m.worker_total_busy_duration(w)).sum();
-    let (config, threshold, compensate) = match &handle.inner {
-        scheduler::Handle::MultiThread(h) => (&h.config, h.monitor.config.threshold, Some(h.monitor.config.compensate)),
-        scheduler::Handle::CurrentThread(h) => (&h.config, Duration::ZERO, None),
+    let config = handle.inner.config();
+    let (threshold, compensate) = match &handle.inner {
+        scheduler::Handle::MultiThread(h) => (h.monitor.config.threshold, Some(h.monitor.config.compensate)),
+        scheduler::Handle::CurrentThread(_) => (Duration::ZERO, None),
     };
     let (max_blocking, keep_alive, peak_blocking, completed) = handle.inner.blocking().summary();
     let flavor = match handle.runtime_flavor() {

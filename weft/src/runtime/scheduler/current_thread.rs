@@ -28,24 +28,18 @@ use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use crate::loom::sync::{Arc, Mutex};
 use crate::runtime::blocking::BlockingPool;
 use crate::runtime::driver::{self, Driver};
-use crate::runtime::metrics::{worker::MetricsBatch, SchedulerMetrics};
+use crate::runtime::metrics::worker::MetricsBatch;
 use crate::runtime::park::ParkThread;
+use crate::runtime::scheduler::common::{Flavor, HandleCommon};
 use crate::runtime::{context, Config};
-use crate::task::arena::TaskArena;
 use crate::task::coop::{BudgetGuard, BUDGET};
-use crate::task::{Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
+use crate::task::{Id, JoinHandle, Runnable};
 use crate::util::wake::{self, Wake};
 
 /// Aligned to 128 bytes: see `multi_thread::Handle`.
 #[repr(align(128))]
 pub(crate) struct Handle {
-    pub(crate) driver: driver::Handle,
-    pub(crate) blocking: BlockingPool,
-    pub(crate) owned: OwnedTasks<Arc<Handle>>,
-    /// Memory of this runtime's task cells (`task/arena.rs`), freed with the runtime.
-    pub(crate) arena: Option<TaskArena>,
-    pub(crate) config: Config,
-    pub(crate) metrics: SchedulerMetrics,
+    pub(crate) common: HandleCommon<Arc<Handle>>,
     /// `None` once shut down.
     inject: Mutex<Option<VecDeque<Runnable<Arc<Handle>>>>>,
     inject_len: AtomicUsize,
@@ -108,12 +102,9 @@ pub(crate) fn create(
     blocking: BlockingPool,
     config: Config,
 ) -> Arc<Handle> {
+    let metrics = MetricsBatch::new(config.metrics.poll_time_histogram);
     Arc::new(Handle {
-        driver: driver_handle,
-        blocking,
-        owned: OwnedTasks::new(1),
-        arena: config.task_arena.then(TaskArena::new),
-        metrics: SchedulerMetrics::new(1, config.metrics),
+        common: HandleCommon::new(driver_handle, blocking, 1, 1, config),
         inject: Mutex::new(Some(VecDeque::new())),
         inject_len: AtomicUsize::new(0),
         local_len: AtomicUsize::new(0),
@@ -123,9 +114,8 @@ pub(crate) fn create(
             deferred: Vec::new(),
             tick: 0,
             driver: Some(driver),
-            metrics: MetricsBatch::new(config.metrics.poll_time_histogram),
+            metrics,
         }))),
-        config,
         is_shutdown: AtomicBool::new(false),
     })
 }
@@ -146,7 +136,7 @@ impl Handle {
             _ => Some(notified),
         });
         if let Some(task) = remote {
-            me.metrics.inc_remote_spawned();
+            me.common.metrics.inc_remote_spawned();
             me.push_remote(task);
         }
         join
@@ -167,14 +157,14 @@ impl Handle {
     }
 
     fn push_remote(&self, task: Runnable<Arc<Handle>>) {
-        self.metrics.inc_remote_schedule();
+        self.common.metrics.inc_remote_schedule();
         let mut inject = lock(&self.inject);
         match inject.as_mut() {
             Some(q) => {
                 q.push_back(task);
                 self.inject_len.store(q.len(), Release);
                 drop(inject);
-                self.driver.unpark();
+                self.common.driver.unpark();
             }
             None => {
                 drop(inject);
@@ -230,7 +220,7 @@ impl Handle {
         let waker = wake::waker(Arc::new(BlockOnWaker(this.clone())));
         let mut task_cx = TaskContext::from_waker(&waker);
         this.woken.store(true, Release);
-        let gqi = this.config.global_queue_interval;
+        let gqi = this.common.config.global_queue_interval;
         if let Some(core) = guard.core.as_mut() {
             core.metrics.start(Arc::as_ptr(this) as usize);
         }
@@ -247,7 +237,7 @@ impl Handle {
                     return v;
                 }
             }
-            for _ in 0..this.config.event_interval {
+            for _ in 0..this.common.config.event_interval {
                 core.tick = core.tick.wrapping_add(1);
                 let task = if core.tick.is_multiple_of(gqi) {
                     this.pop_remote().or_else(|| core.tasks.pop_front()).or_else(|| core.requeue_deferred())
@@ -260,7 +250,7 @@ impl Handle {
                     // poll the future again without an `epoll_wait(0)`; the driver is still
                     // polled every `event_interval` ticks, so a self-waking future cannot
                     // starve timers or I/O.
-                    if woken && !core.tick.is_multiple_of(this.config.event_interval) {
+                    if woken && !core.tick.is_multiple_of(this.common.config.event_interval) {
                         guard.core = Some(core);
                         continue 'outer;
                     }
@@ -273,7 +263,7 @@ impl Handle {
                 core = cx.enter(core, || task.run()).0;
                 core.metrics.end_poll();
             }
-            core.metrics.maintenance(&this.metrics.workers[0]);
+            core.metrics.maintenance(&this.common.metrics.workers[0]);
             this.local_len.store(core.tasks.len(), Relaxed);
             core = cx.park(core, Some(Duration::ZERO));
             guard.core = Some(core);
@@ -287,7 +277,7 @@ impl Handle {
             return;
         }
         let _enter = context::enter(crate::runtime::scheduler::Handle::CurrentThread(this.clone()));
-        this.owned.close_and_shutdown_all();
+        this.common.owned.close_and_shutdown_all();
         // Queued tasks that were never polled are not in the owned list: cancelling their
         // `Runnable`s is what completes their `JoinHandle`s (dropping them would leave the
         // handles pending forever). Bound ones were cancelled just above; theirs is a no-op.
@@ -297,7 +287,7 @@ impl Handle {
         }
         let core = lock(&this.core).take();
         if let Some(mut core) = core {
-            core.shutdown(&this.driver);
+            core.shutdown(&this.common.driver);
         }
         // A `block_on` on another thread may still hold the core; it finds the scheduler
         // shut down and the driver is stopped when that core comes back (`CoreGuard`).
@@ -321,13 +311,13 @@ impl Context {
         // A zero timeout is a maintenance poll, not a park (as on the multi-thread workers).
         let parks = timeout != Some(Duration::ZERO);
         if parks {
-            core.metrics.about_to_park(&handle.metrics.workers[0]);
+            core.metrics.about_to_park(&handle.common.metrics.workers[0]);
             handle.local_len.store(core.tasks.len(), Relaxed);
         }
         let (mut core, ()) = self.enter(core, || {
             let mut timeout = timeout;
             // Hooks run with the core in the context, so they may spawn.
-            if let (true, Some(f)) = (parks, &handle.config.on_thread_park) {
+            if let (true, Some(f)) = (parks, &handle.common.config.on_thread_park) {
                 f();
                 // The hook may have made work: spawned a task, or woken the `block_on`
                 // future (a same-thread wake only sets `woken`, it does not unpark the
@@ -337,8 +327,8 @@ impl Context {
                     timeout = Some(Duration::ZERO);
                 }
             }
-            driver.park_timeout(&handle.driver, timeout);
-            if let (true, Some(f)) = (parks, &handle.config.on_thread_unpark) {
+            driver.park_timeout(&handle.common.driver, timeout);
+            if let (true, Some(f)) = (parks, &handle.common.config.on_thread_unpark) {
                 f();
             }
         });
@@ -388,10 +378,10 @@ impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
         let Some(mut core) = self.core.take() else { return };
         // `block_on` returns (or unwinds): publish the final numbers of this stretch.
-        core.metrics.exit(&self.handle.metrics.workers[0]);
+        core.metrics.exit(&self.handle.common.metrics.workers[0]);
         self.handle.local_len.store(core.tasks.len(), Relaxed);
         if self.handle.is_shutdown() {
-            core.shutdown(&self.handle.driver);
+            core.shutdown(&self.handle.common.driver);
             return;
         }
         *lock(&self.handle.core) = Some(core);
@@ -407,7 +397,7 @@ impl Wake for BlockOnWaker {
         // it fires) needs no signal: `drive` reads `woken` before it parks again. Only another
         // thread must wake the driver (an eventfd write when I/O is enabled).
         if !arc.0.is_driving_thread() {
-            arc.0.driver.unpark();
+            arc.0.common.driver.unpark();
         }
     }
 }
@@ -423,8 +413,11 @@ impl Handle {
     }
 }
 
-impl Handle {
-    // (`me: &Arc<Self>` rather than `self: &Arc<Self>`: loom's `Arc` is not a method receiver.)
+impl Flavor for Handle {
+    fn common(&self) -> &HandleCommon<Arc<Handle>> {
+        &self.common
+    }
+
     fn schedule_task(me: &Arc<Self>, task: Runnable<Arc<Self>>, yielded: bool) {
         let task = context::with_scheduler(|cx| match cx {
             Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, me) => {
@@ -436,51 +429,14 @@ impl Handle {
             me.push_remote(task);
         }
     }
-}
 
-impl Schedule for Arc<Handle> {
-    fn schedule(&self, task: Runnable<Self>) {
-        Handle::schedule_task(self, task, false);
+    /// One shard: tasks are polled only on the thread in `block_on` (and at shutdown).
+    fn owned_shard(_: &Arc<Self>) -> usize {
+        0
     }
 
-    fn yield_now(&self, task: Runnable<Self>) {
-        Handle::schedule_task(self, task, true);
-    }
-
-    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
-        self.owned.remove(task)
-    }
-
-    fn bind(&self, task: Task<Self>) -> bool {
-        self.owned.bind(task, 0)
-    }
-
-    fn silence_panics(&self) -> bool {
-        self.config.silence_task_panics
-    }
-
-    fn arena(&self) -> Option<&TaskArena> {
-        // Loom models of the runtime leave the arena out (its lock would be modelled on every
-        // spawn); `task/arena.rs` has its own model.
-        self.arena.as_ref().filter(|_| !cfg!(loom))
-    }
-
-    fn time_polls(&self) -> bool {
-        self.metrics.config.poll_time_histogram
-    }
-
-    fn time_schedules(&self) -> bool {
-        self.metrics.config.schedule_latency_histogram
-    }
-
-    fn record_schedule_latency(&self, latency: std::time::Duration) {
-        self.metrics.record_schedule_latency(0, latency);
-    }
-
-    fn task_terminated(&self) {
-        if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
-            self.metrics.inc_remote_terminated();
-        }
+    fn metrics_worker(_: &Arc<Self>) -> usize {
+        0
     }
 }
 
@@ -523,7 +479,7 @@ mod tests {
         let crate::runtime::scheduler::Handle::CurrentThread(h) = &rt.handle().inner else {
             panic!("current-thread runtime expected")
         };
-        let waker = &h.driver.io().expect("I/O driver enabled").waker;
+        let waker = &h.common.driver.io().expect("I/O driver enabled").waker;
         assert_eq!(waker.writes.load(Relaxed), 0, "a same-thread wake wrote the driver's eventfd");
         // A wake from another thread still reaches the driver.
         rt.block_on(async {

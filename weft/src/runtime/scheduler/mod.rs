@@ -4,6 +4,11 @@
 //! * `current_thread` — every task runs on the thread that calls `block_on`.
 //! * `multi_thread` — N worker threads with work stealing.
 //!
+//! Both handles embed a `common::HandleCommon` (driver handle, blocking pool, owned-task
+//! list, task arena, configuration, metrics), and `Schedule` is implemented once for both in
+//! `common.rs`, over the small `common::Flavor` trait through which each flavor says where a
+//! woken task goes.
+//!
 //! # Glossary
 //! * **worker** — a thread of the multi-thread runtime, running its **core**.
 //! * **core** (`Box<Core>`) — what a worker needs to run tasks: its local run queue, LIFO
@@ -161,6 +166,7 @@
 //! 4. `Runtime::drop` closes the blocking pool (queued closures are cancelled, running ones
 //!    waited for) and waits for the worker threads (or `shutdown_timeout` gives up waiting).
 
+mod common;
 pub(crate) mod current_thread;
 pub(crate) mod multi_thread;
 
@@ -197,8 +203,16 @@ impl Handle {
 
     pub(crate) fn driver(&self) -> &crate::runtime::driver::Handle {
         match self {
-            Handle::CurrentThread(h) => &h.driver,
-            Handle::MultiThread(h) => &h.driver,
+            Handle::CurrentThread(h) => &h.common.driver,
+            Handle::MultiThread(h) => &h.common.driver,
+        }
+    }
+
+    /// The runtime's configuration, as built.
+    pub(crate) fn config(&self) -> &crate::runtime::Config {
+        match self {
+            Handle::CurrentThread(h) => &h.common.config,
+            Handle::MultiThread(h) => &h.common.config,
         }
     }
 
@@ -206,8 +220,8 @@ impl Handle {
     /// context to run closures).
     pub(crate) fn blocking(&self) -> &crate::runtime::blocking::BlockingPool {
         match self {
-            Handle::CurrentThread(h) => &h.blocking,
-            Handle::MultiThread(h) => &h.blocking,
+            Handle::CurrentThread(h) => &h.common.blocking,
+            Handle::MultiThread(h) => &h.common.blocking,
         }
     }
 
@@ -222,8 +236,8 @@ impl Handle {
 
     pub(crate) fn metrics(&self) -> &crate::runtime::metrics::SchedulerMetrics {
         match self {
-            Handle::CurrentThread(h) => &h.metrics,
-            Handle::MultiThread(h) => &h.metrics,
+            Handle::CurrentThread(h) => &h.common.metrics,
+            Handle::MultiThread(h) => &h.common.metrics,
         }
     }
 

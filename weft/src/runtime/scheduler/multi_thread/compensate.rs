@@ -94,7 +94,7 @@ fn stand_in(handle: &Arc<Handle>, w: usize, seq: u64) {
             task.run();
             continue;
         }
-        let drove = handle.shared.driver.try_with(|d| d.park_timeout(&handle.driver, Some(IDLE_SLICE)));
+        let drove = handle.shared.driver.try_with(|d| d.park_timeout(&handle.common.driver, Some(IDLE_SLICE)));
         if drove.is_none() {
             std::thread::sleep(IDLE_SLICE);
         }

@@ -39,11 +39,10 @@ use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
 use crate::loom::sync::{Arc, Mutex};
 use crate::runtime::blocking::BlockingPool;
 use crate::runtime::driver;
-use crate::runtime::metrics::SchedulerMetrics;
 use crate::runtime::park::{Parker, SharedDriver, Unparker};
+use crate::runtime::scheduler::common::{Flavor, HandleCommon};
 use crate::runtime::Config;
-use crate::task::arena::TaskArena;
-use crate::task::{Id, JoinHandle, OwnedTasks, Runnable, Schedule, Task, TaskRef};
+use crate::task::{Id, JoinHandle, Runnable};
 
 use worker::Kind;
 pub(crate) use worker::{Context, Core};
@@ -53,13 +52,7 @@ pub(crate) use worker::{Context, Core};
 /// on every tick.
 #[repr(align(128))]
 pub(crate) struct Handle {
-    pub(crate) driver: driver::Handle,
-    pub(crate) blocking: BlockingPool,
-    pub(crate) owned: OwnedTasks<Arc<Handle>>,
-    /// Memory of this runtime's task cells (`task/arena.rs`), freed with the runtime.
-    pub(crate) arena: Option<TaskArena>,
-    pub(crate) config: Config,
-    pub(crate) metrics: SchedulerMetrics,
+    pub(crate) common: HandleCommon<Arc<Handle>>,
     /// Long-poll detection (one `PollSlot` per worker, written around every poll).
     pub(crate) monitor: monitor::Monitor,
     /// How runtime threads are started, and the ones started after `build`.
@@ -109,16 +102,11 @@ pub(crate) fn create(
         cores.push(Core::new(local, park, seed, config.metrics.poll_time_histogram));
     }
     let handle = Arc::new(Handle {
-        driver: driver_handle,
-        blocking,
-        // One shard per worker plus one for spawns from outside the workers.
-        owned: OwnedTasks::new(num_workers + 1),
-        arena: config.task_arena.then(TaskArena::new),
-        metrics: SchedulerMetrics::new(num_workers, config.metrics),
         monitor: monitor::Monitor::new(num_workers, config.monitor),
         threads,
         spares: handoff::Spares::new(num_workers, keep_alive),
-        config,
+        // One owned-list shard per worker plus one for tasks polled off the workers.
+        common: HandleCommon::new(driver_handle, blocking, num_workers + 1, num_workers, config),
         shared: Shared {
             remotes: remotes.into_boxed_slice(),
             inject: inject::Inject::new(),
@@ -164,13 +152,13 @@ impl Handle {
         F::Output: Send + 'static,
     {
         let (notified, join) = crate::task::new_task(future, me.clone(), id);
-        me.metrics.inc_remote_spawned();
+        me.common.metrics.inc_remote_spawned();
         me.push_remote(notified);
         join
     }
 
     fn push_remote(&self, task: Runnable<Arc<Handle>>) {
-        self.metrics.inc_remote_schedule();
+        self.common.metrics.inc_remote_schedule();
         self.shared.inject.push(task);
         self.notify_parked();
     }
@@ -186,7 +174,7 @@ impl Handle {
     /// Wakes one sleeping worker if work is available and nobody is searching for it.
     fn notify_parked(&self) {
         if let Some(index) = self.shared.idle.worker_to_notify() {
-            self.shared.remotes[index].unpark.unpark(&self.driver);
+            self.shared.remotes[index].unpark.unpark(&self.common.driver);
         }
     }
 
@@ -210,15 +198,13 @@ impl Handle {
             || (shared.idle.num_searching() == 0 && shared.remotes.iter().any(|r| r.steal.len() > 1))
     }
 
-    fn schedule_task(me: &Arc<Self>, task: Runnable<Arc<Handle>>, kind: Kind) {
-        crate::runtime::context::with_scheduler(|cx| {
-            if let Some(crate::runtime::scheduler::Context::MultiThread(cx)) = cx {
-                if Arc::ptr_eq(&cx.handle, me) {
-                    cx.schedule(task, kind);
-                    return;
-                }
+    /// The index of the worker running on the calling thread, if it is one of ours.
+    fn current_worker(&self) -> Option<usize> {
+        crate::runtime::context::with_scheduler(|cx| match cx {
+            Some(crate::runtime::scheduler::Context::MultiThread(cx)) if std::ptr::eq(&*cx.handle, self) => {
+                Some(cx.index)
             }
-            me.push_remote(task);
+            _ => None,
         })
     }
 
@@ -229,7 +215,7 @@ impl Handle {
         }
         self.shared.is_shutdown.store(true, Release);
         for remote in self.shared.remotes.iter() {
-            remote.unpark.unpark(&self.driver);
+            remote.unpark.unpark(&self.common.driver);
         }
         self.monitor.shutdown();
         self.spares.shutdown();
@@ -254,66 +240,39 @@ impl Handle {
         while let Some(task) = self.shared.inject.pop() {
             task.shutdown();
         }
-        self.owned.close_and_shutdown_all();
+        self.common.owned.close_and_shutdown_all();
         if let Some(mut driver) = self.shared.driver.take() {
-            driver.shutdown(&self.driver);
+            driver.shutdown(&self.common.driver);
         }
         drop(cores);
     }
 }
 
-impl Schedule for Arc<Handle> {
-    fn schedule(&self, task: Runnable<Self>) {
-        Handle::schedule_task(self, task, Kind::Wake);
+impl Flavor for Handle {
+    fn common(&self) -> &HandleCommon<Arc<Handle>> {
+        &self.common
     }
 
-    fn yield_now(&self, task: Runnable<Self>) {
-        Handle::schedule_task(self, task, Kind::Yield);
+    fn schedule_task(me: &Arc<Self>, task: Runnable<Arc<Handle>>, yielded: bool) {
+        let kind = if yielded { Kind::Yield } else { Kind::Wake };
+        crate::runtime::context::with_scheduler(|cx| {
+            if let Some(crate::runtime::scheduler::Context::MultiThread(cx)) = cx {
+                if Arc::ptr_eq(&cx.handle, me) {
+                    cx.schedule(task, kind);
+                    return;
+                }
+            }
+            me.push_remote(task);
+        })
     }
 
-    fn release(&self, task: TaskRef<'_>) -> Option<Task<Self>> {
-        self.owned.remove(task)
+    /// The poller's own shard when it is one of our workers, else the shared last one.
+    fn owned_shard(me: &Arc<Self>) -> usize {
+        me.current_worker().unwrap_or(me.num_workers())
     }
 
-    fn bind(&self, task: Task<Self>) -> bool {
-        // The poller's own shard when it is one of our workers, else the shared one.
-        let shard = crate::runtime::context::with_scheduler(|cx| match cx {
-            Some(crate::runtime::scheduler::Context::MultiThread(cx)) if Arc::ptr_eq(&cx.handle, self) => cx.index,
-            _ => self.num_workers(),
-        });
-        self.owned.bind(task, shard)
-    }
-
-    fn silence_panics(&self) -> bool {
-        self.config.silence_task_panics
-    }
-
-    fn arena(&self) -> Option<&TaskArena> {
-        // Loom models of the runtime leave the arena out (its lock would be modelled on every
-        // spawn); `task/arena.rs` has its own model.
-        self.arena.as_ref().filter(|_| !cfg!(loom))
-    }
-
-    fn time_polls(&self) -> bool {
-        self.metrics.config.poll_time_histogram
-    }
-
-    fn time_schedules(&self) -> bool {
-        self.metrics.config.schedule_latency_histogram
-    }
-
-    fn record_schedule_latency(&self, latency: std::time::Duration) {
-        // The polling worker's own histogram; a poll off the workers counts on worker 0's.
-        let worker = crate::runtime::context::with_scheduler(|cx| match cx {
-            Some(crate::runtime::scheduler::Context::MultiThread(cx)) if Arc::ptr_eq(&cx.handle, self) => cx.index,
-            _ => 0,
-        });
-        self.metrics.record_schedule_latency(worker, latency);
-    }
-
-    fn task_terminated(&self) {
-        if !crate::runtime::metrics::worker::count_termination(Arc::as_ptr(self) as usize) {
-            self.metrics.inc_remote_terminated();
-        }
+    /// The polling worker's own histogram; a poll off the workers counts on worker 0's.
+    fn metrics_worker(me: &Arc<Self>) -> usize {
+        me.current_worker().unwrap_or(0)
     }
 }

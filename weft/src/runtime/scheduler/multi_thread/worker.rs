@@ -154,8 +154,8 @@ impl Context {
     /// Runs the loop until shutdown (returns the core) or until the core left this thread
     /// during a poll (`block_in_place`; returns `None`).
     fn run(&self, mut core: Box<Core>) -> Option<Box<Core>> {
-        let event_interval = self.handle.config.event_interval;
-        let gqi = self.handle.config.global_queue_interval;
+        let event_interval = self.handle.common.config.event_interval;
+        let gqi = self.handle.common.config.global_queue_interval;
         core.metrics.start(Arc::as_ptr(&self.handle) as usize);
         while !core.is_shutdown {
             core.tick = core.tick.wrapping_add(1);
@@ -180,13 +180,13 @@ impl Context {
             core = self.park(core);
         }
         // Cancel every task (all workers help; each task is cancelled exactly once).
-        self.handle.owned.close_and_shutdown_all();
+        self.handle.common.owned.close_and_shutdown_all();
         core.metrics.exit(self.worker_metrics());
         Some(core)
     }
 
     fn worker_metrics(&self) -> &crate::runtime::metrics::worker::WorkerMetrics {
-        &self.handle.metrics.workers[self.index]
+        &self.handle.common.metrics.workers[self.index]
     }
 
     fn next_task(&self, core: &mut Core, gqi: u32) -> Option<Runnable<Arc<Handle>>> {
@@ -360,7 +360,7 @@ impl Context {
         if core.has_tasks() {
             return core;
         }
-        let config = &self.handle.config;
+        let config = &self.handle.common.config;
         if let Some(f) = &config.on_thread_park {
             f();
         }
@@ -414,7 +414,7 @@ impl Context {
         let mut park = core.park.take().expect("worker parker missing");
         core.metrics.about_to_park(self.worker_metrics());
         *self.core.borrow_mut() = Some(core);
-        let drove = park.park(&self.handle.driver);
+        let drove = park.park(&self.handle.common.driver);
         let mut core = self.core.borrow_mut().take().expect("worker core vanished while parked");
         core.metrics.unparked();
         core.park = Some(park);
@@ -428,7 +428,7 @@ impl Context {
     fn poll_driver(&self, mut core: Box<Core>) -> Box<Core> {
         let mut park = core.park.take().expect("worker parker missing");
         *self.core.borrow_mut() = Some(core);
-        park.poll_driver(&self.handle.driver);
+        park.poll_driver(&self.handle.common.driver);
         let mut core = self.core.borrow_mut().take().expect("worker core vanished in the driver");
         core.park = Some(park);
         if core.should_notify_others() {
@@ -458,7 +458,7 @@ impl Context {
         let Some(core) = slot.as_mut() else {
             drop(slot);
             if let Kind::Spawn = kind {
-                self.handle.metrics.inc_remote_spawned();
+                self.handle.common.metrics.inc_remote_spawned();
             }
             self.handle.push_remote(task);
             return;
