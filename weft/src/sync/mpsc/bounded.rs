@@ -7,12 +7,11 @@
 //! `capacity` messages, so memory stays at `capacity` slots plus at most two spare blocks.
 
 use std::fmt;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::chan::{Bounded, Chan};
-use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
-use super::rx::RxCore;
+use super::error::{SendError, SendTimeoutError, TrySendError};
+use super::rx::{receiver_methods, RxCore};
 use crate::loom::sync::Arc;
 use crate::sync::batch_semaphore::{RawSemaphore, TryAcquireError};
 
@@ -300,83 +299,17 @@ impl<T> fmt::Debug for WeakSender<T> {
     }
 }
 
+receiver_methods!(Receiver, "Sender", "WeakSender");
+
 impl<T> Receiver<T> {
-    /// The number of strong senders still alive.
-    pub fn sender_strong_count(&self) -> usize {
-        self.core.chan.strong_count()
-    }
-
-    /// The number of weak senders still alive.
-    pub fn sender_weak_count(&self) -> usize {
-        self.core.chan.weak_count()
-    }
-
-    /// The next message; `None` once every sender is gone (or the channel is closed) and the
-    /// queue is drained. Cancel-safe: a dropped `recv` future has taken nothing.
-    pub async fn recv(&mut self) -> Option<T> {
-        self.core.recv().await
-    }
-
-    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        self.core.poll_recv(cx)
-    }
-
-    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        self.core.try_recv()
-    }
-
-    /// Waits for at least one message, then appends up to `limit` to `buffer`; returns how
-    /// many. Returns 0 when `limit` is 0, or when the channel is closed and empty.
-    pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        self.core.recv_many(buffer, limit).await
-    }
-
-    pub fn poll_recv_many(&mut self, cx: &mut Context<'_>, buffer: &mut Vec<T>, limit: usize) -> Poll<usize> {
-        self.core.poll_recv_many(cx, buffer, limit)
-    }
-
-    /// Receives from synchronous code, blocking the thread. Panics inside a weft runtime.
-    #[track_caller]
-    pub fn blocking_recv(&mut self) -> Option<T> {
-        self.core.blocking_recv()
-    }
-
-    /// `recv_many` from synchronous code, blocking the thread. Panics inside a weft runtime.
-    #[track_caller]
-    pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        crate::sync::block_on(self.core.recv_many(buffer, limit))
-    }
-
-    /// Stops new sends (they fail and return their values); queued messages can still be
-    /// received.
-    pub fn close(&mut self) {
-        self.core.close();
-    }
-
-    pub fn is_closed(&self) -> bool {
-        self.core.is_closed()
-    }
-
-    pub fn len(&self) -> usize {
-        self.core.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.core.is_empty()
-    }
-
+    /// The free capacity now: the bound minus the messages queued and the permits reserved.
     pub fn capacity(&self) -> usize {
         self.core.chan.capacity.available_permits()
     }
 
+    /// The bound the channel was created with.
     pub fn max_capacity(&self) -> usize {
         self.max
-    }
-}
-
-impl<T> fmt::Debug for Receiver<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Receiver").field("len", &self.len()).finish()
     }
 }
 

@@ -5,11 +5,10 @@
 //! the producer is itself bounded (for example, one message per event it receives).
 
 use std::fmt;
-use std::task::{Context, Poll};
 
 use super::chan::{Chan, Unbounded};
-use super::error::{SendError, TryRecvError};
-use super::rx::RxCore;
+use super::error::SendError;
+use super::rx::{receiver_methods, RxCore};
 use crate::loom::sync::Arc;
 
 type UChan<T> = Chan<T, Unbounded>;
@@ -133,69 +132,4 @@ impl<T> fmt::Debug for WeakUnboundedSender<T> {
     }
 }
 
-impl<T> UnboundedReceiver<T> {
-    /// The number of strong senders still alive.
-    pub fn sender_strong_count(&self) -> usize {
-        self.core.chan.strong_count()
-    }
-
-    /// The number of weak senders still alive.
-    pub fn sender_weak_count(&self) -> usize {
-        self.core.chan.weak_count()
-    }
-
-    /// The next message; `None` once every sender is gone (or the channel is closed) and the
-    /// queue is drained. Cancel-safe.
-    pub async fn recv(&mut self) -> Option<T> {
-        self.core.recv().await
-    }
-
-    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        self.core.poll_recv(cx)
-    }
-
-    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        self.core.try_recv()
-    }
-
-    pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        self.core.recv_many(buffer, limit).await
-    }
-
-    pub fn poll_recv_many(&mut self, cx: &mut Context<'_>, buffer: &mut Vec<T>, limit: usize) -> Poll<usize> {
-        self.core.poll_recv_many(cx, buffer, limit)
-    }
-
-    #[track_caller]
-    pub fn blocking_recv(&mut self) -> Option<T> {
-        self.core.blocking_recv()
-    }
-
-    /// `recv_many` from synchronous code, blocking the thread. Panics inside a weft runtime.
-    #[track_caller]
-    pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        crate::sync::block_on(self.core.recv_many(buffer, limit))
-    }
-
-    pub fn close(&mut self) {
-        self.core.close();
-    }
-
-    pub fn is_closed(&self) -> bool {
-        self.core.is_closed()
-    }
-
-    pub fn len(&self) -> usize {
-        self.core.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.core.is_empty()
-    }
-}
-
-impl<T> fmt::Debug for UnboundedReceiver<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnboundedReceiver").field("len", &self.len()).finish()
-    }
-}
+receiver_methods!(UnboundedReceiver, "UnboundedSender", "WeakUnboundedSender");
