@@ -300,14 +300,14 @@ impl BlockingPool {
             inhibit: InhibitAutoAdvance::new(&handle),
         };
         let task = BlockingTask { f: Some(f), handle, queued_at };
-        let (notified, join) = crate::task::new_task(task, schedule, crate::task::Id::next());
+        let (runnable, join) = crate::task::new_task(task, schedule, crate::task::Id::next());
         let mut state = lock(&self.inner.state);
         if state.shutdown {
             drop(state);
-            notified.shutdown();
+            runnable.shutdown();
             return join;
         }
-        state.queue.push_back(notified);
+        state.queue.push_back(runnable);
         if state.idle > 0 {
             state.idle -= 1;
             state.notified += 1;

@@ -90,7 +90,7 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     }
 
     /// Turns the harness's reference into a `Runnable` (scheduler type `S`).
-    fn into_notified(self) -> Runnable<S> {
+    fn into_runnable(self) -> Runnable<S> {
         // SAFETY: the harness's reference passes to the `Runnable` (the harness is consumed),
         // and the cell is a `Cell<T, S>`.
         unsafe { Runnable::from_raw(self.cell.cast()) }
@@ -154,11 +154,11 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
                         self.stamp_scheduled();
                         // The poller's reference now belongs to a new Runnable.
                         let scheduler: *const S = &self.core().scheduler;
-                        let notified = self.into_notified();
+                        let runnable = self.into_runnable();
                         // SAFETY: the `Runnable` keeps the cell, and the scheduler handle
                         // inside it, allocated until `yield_now` hands it on; `Schedule`
                         // implementations do not use `&self` after that (see the trait).
-                        unsafe { &*scheduler }.yield_now(notified);
+                        unsafe { &*scheduler }.yield_now(runnable);
                     }
                     TransitionToIdle::OkDealloc => self.dealloc(),
                     TransitionToIdle::Cancelled => {
@@ -361,11 +361,11 @@ unsafe fn schedule<T: Future + 'static, S: Schedule>(ptr: NonNull<Header>) {
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
     harness.stamp_scheduled();
     let scheduler: *const S = &harness.core().scheduler;
-    let notified = harness.into_notified();
+    let runnable = harness.into_runnable();
     // SAFETY: the `Runnable` keeps the cell, and the scheduler handle inside it, allocated
     // until `schedule` hands it on; `Schedule` implementations do not use `&self` after that
     // (see the trait).
-    unsafe { &*scheduler }.schedule(notified);
+    unsafe { &*scheduler }.schedule(runnable);
 }
 
 /// # Safety

@@ -79,13 +79,13 @@ impl LocalContext {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let (notified, join) = super::new_task(future, self.shared.clone(), Id::next());
+        let (runnable, join) = super::new_task(future, self.shared.clone(), Id::next());
         if lock(&self.shared.remote).is_none() {
             // The set is being dropped (a task's destructor spawned): cancel right here.
-            notified.shutdown();
+            runnable.shutdown();
             return join;
         }
-        self.queue.borrow_mut().push_back(notified);
+        self.queue.borrow_mut().push_back(runnable);
         self.shared.wake_driver();
         join
     }

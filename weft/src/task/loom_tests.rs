@@ -73,8 +73,8 @@ fn spawn(sched: &Arc<Sched>) -> (JoinHandle<Arc<AtomicUsize>>, Arc<Mutex<Option<
     let waker = Arc::new(Mutex::new(None));
     let drops = Arc::new(AtomicUsize::new(0));
     let fut = TwoPolls { polled: false, waker: waker.clone(), drops: drops.clone() };
-    let (notified, join) = new_task(fut, sched.clone(), Id::next());
-    sched.schedule(notified);
+    let (runnable, join) = new_task(fut, sched.clone(), Id::next());
+    sched.schedule(runnable);
     (join, waker, drops)
 }
 

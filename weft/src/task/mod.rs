@@ -154,8 +154,8 @@ where
     T: Future + 'static,
     S: Schedule,
 {
-    let (notified, join) = raw::allocate(future, scheduler, id, std::panic::Location::caller());
-    (notified, JoinHandle::new(join))
+    let (runnable, join) = raw::allocate(future, scheduler, id, std::panic::Location::caller());
+    (runnable, JoinHandle::new(join))
 }
 
 /// Spawns a future onto the current runtime (see [`crate::spawn`]).

@@ -127,13 +127,13 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (notified, join) = crate::task::new_task(future, me.clone(), id);
+        let (runnable, join) = crate::task::new_task(future, me.clone(), id);
         // One context lookup both counts the spawn and queues the task.
         let remote = context::with_scheduler(|cx| match cx {
             Some(crate::runtime::scheduler::Context::CurrentThread(cx)) if Arc::ptr_eq(&cx.handle, me) => {
-                cx.spawn_local(notified).err()
+                cx.spawn_local(runnable).err()
             }
-            _ => Some(notified),
+            _ => Some(runnable),
         });
         if let Some(task) = remote {
             me.common.metrics.inc_remote_spawned();

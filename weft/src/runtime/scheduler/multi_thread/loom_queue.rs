@@ -27,9 +27,9 @@ impl Schedule for Arc<Sched> {
 
 fn make(sched: &Arc<Sched>) -> (Runnable<Arc<Sched>>, Id) {
     let id = Id::next();
-    let (notified, join) = new_task(async {}, sched.clone(), id);
+    let (runnable, join) = new_task(async {}, sched.clone(), id);
     drop(join);
-    (notified, id)
+    (runnable, id)
 }
 
 fn sched() -> Arc<Sched> {

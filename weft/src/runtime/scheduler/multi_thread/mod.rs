@@ -151,9 +151,9 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (notified, join) = crate::task::new_task(future, me.clone(), id);
+        let (runnable, join) = crate::task::new_task(future, me.clone(), id);
         me.common.metrics.inc_remote_spawned();
-        me.push_remote(notified);
+        me.push_remote(runnable);
         join
     }
 

@@ -447,8 +447,8 @@ impl Context {
         // Tried (reverted): per-worker "spawn credits" (Arc counts taken 64 at a time, returned by tasks freed
         // here) to skip this clone's shared write: weft-mt÷tokio-mt spawn_inside 1M 0.37–0.39× vs 0.37–0.39×
         // before, deflect 1M 0.38–0.42× vs 0.34–0.38× (2 cores, 2 interleaved runs each): no gain to measure.
-        let (notified, join) = crate::task::new_task(future, self.handle.clone(), id);
-        self.schedule(notified, Kind::Spawn);
+        let (runnable, join) = crate::task::new_task(future, self.handle.clone(), id);
+        self.schedule(runnable, Kind::Spawn);
         join
     }
 
