@@ -1,7 +1,7 @@
 //! The task dump as JSON (what `GET /tasks` on the metrics endpoint answers, and what
 //! `weft-lab console` reads). Written by hand: weft has no JSON dependency, and the shape is
 //! one flat array of objects whose only free-form strings are source file paths, escaped
-//! here per RFC 8259 (quote, backslash, control characters).
+//! per RFC 8259 by `util/json.rs`.
 //!
 //! ```json
 //! {"tasks":[{"id":7,"state":"idle","file":"src/main.rs","line":12,"column":5,
@@ -13,6 +13,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::runtime::TaskInfo;
+use crate::util::json::push_string;
 
 /// The `Content-Type` of [`render_json`]'s output.
 pub const CONTENT_TYPE: &str = "application/json";
@@ -47,36 +48,8 @@ fn seconds(d: Option<Duration>) -> String {
     d.map_or_else(|| "null".to_string(), |d| d.as_secs_f64().to_string())
 }
 
-/// Appends `s` as a JSON string literal.
-pub(crate) fn push_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::push_string;
-
-    #[test]
-    fn strings_are_escaped_per_rfc_8259() {
-        let mut out = String::new();
-        push_string(&mut out, "a\"b\\c\nd\u{1}é/");
-        assert_eq!(out, r#""a\"b\\c\nd\u0001é/""#);
-    }
-
     #[test]
     fn an_empty_dump_is_an_empty_array() {
         assert_eq!(super::render_json(&[]), "{\"tasks\":[]}\n");

@@ -1,3 +1,4 @@
 //! Small runtime-internal helpers.
 
+pub(crate) mod json;
 pub(crate) mod wake;

@@ -115,7 +115,7 @@ pub(crate) fn render(handle: &Handle, index: u64) -> String {
             out.push(',');
         }
         let _ = write!(out, "{{\"task_id\":{},\"file\":", poll.task_id.as_u64());
-        crate::metrics::tasks::push_string(&mut out, poll.spawn_location.file());
+        crate::util::json::push_string(&mut out, poll.spawn_location.file());
         let _ = write!(
             out,
             ",\"line\":{},\"column\":{},\"worker\":{},\"duration_ms\":{}}}",
