@@ -89,7 +89,10 @@ pub(crate) fn current_or_panic(what: &str) -> scheduler::Handle {
 
 pub(crate) fn with_scheduler<R>(f: impl FnOnce(Option<&scheduler::Context>) -> R) -> R {
     let ptr = CONTEXT.try_with(|c| c.scheduler.get()).ok().flatten();
-    // SAFETY: see `spawn`.
+    // SAFETY: a non-null `scheduler` pointer was set by `SchedulerGuard::enter`, whose contract
+    // keeps the context valid until the guard drops, and the guard's drop restores the
+    // previous pointer. The guard belongs to a run loop further up this thread's stack (it is
+    // what called us), so it outlives this call, and the borrow does not escape `f`.
     f(ptr.map(|p| unsafe { &*p }))
 }
 

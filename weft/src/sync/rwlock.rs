@@ -79,12 +79,14 @@ unsafe impl<T: ?Sized + Sync> Send for RwLockReadGuard<'_, T> {}
 unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
 // SAFETY: a write guard gives `&mut T` (moving it moves access: `Send`), shared it gives `&T`.
 unsafe impl<T: ?Sized + Sync> Sync for RwLockWriteGuard<'_, T> {}
-// SAFETY: as for the borrowed read guard.
+// SAFETY: an owned read guard only gives `&T` (`T: Sync`); moving it moves the `Arc` it holds,
+// which needs `RwLock<T>: Send + Sync`.
 unsafe impl<T: ?Sized + Send + Sync> Send for OwnedRwLockReadGuard<T> {}
 // SAFETY: sharing an owned read guard only shares `&T` (`T: Sync`); the `Arc` it holds needs
 // `RwLock<T>: Send + Sync`.
 unsafe impl<T: ?Sized + Send + Sync> Sync for OwnedRwLockReadGuard<T> {}
-// SAFETY: as for the borrowed write guard.
+// SAFETY: sharing an owned write guard only shares `&T` (`T: Sync`); the `Arc` it holds needs
+// `RwLock<T>: Send + Sync`.
 unsafe impl<T: ?Sized + Send + Sync> Sync for OwnedRwLockWriteGuard<T> {}
 
 impl<T> RwLock<T> {

@@ -67,7 +67,9 @@ impl<T> WaitList<T> {
     /// `node` is pinned, not in any list, and stays alive until it is unlinked (by
     /// `pop_front` or `remove`); the caller holds the mutex that owns this list.
     pub(crate) unsafe fn push_back(&mut self, node: NonNull<Node<T>>) {
-        // SAFETY: the caller guarantees `node` is alive and we hold the list's mutex.
+        // SAFETY: `push_back`'s `# Safety`: `node` stays alive until it is unlinked and is in
+        // no list, so nobody else reads or writes its links, and the caller holds the mutex
+        // that owns this list.
         unsafe {
             (*node.as_ptr()).links.with_mut(|l| {
                 (*l).prev = self.tail;

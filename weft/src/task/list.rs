@@ -135,8 +135,9 @@ impl<S: 'static> OwnedTasks<S> {
                 } else {
                     TaskState::Idle
                 };
-                // SAFETY: as above for `header`: the list's reference keeps the task allocated
-                // while the shard lock is held, which it is for this view's whole use.
+                // SAFETY: `node` is linked in this shard and we hold the shard lock: the list's
+                // reference keeps the task allocated while the lock is held, which it is for
+                // this view's whole use.
                 let stats = unsafe { TaskRef::from_raw(node) }.stats().snapshot();
                 out.push(TaskInfo {
                     id: header.id(),

@@ -113,7 +113,9 @@ impl TimerShared {
                 Ok(_) => return Ok(waker),
                 Err(moved) => {
                     // The owner extended it between our load and swap: put the waker back.
-                    // SAFETY: as above.
+                    // SAFETY: `fire_unless_extended`'s `# Safety`: we hold the driver lock,
+                    // which guards `waker` (the owner only moves `state`, never the waker,
+                    // without it).
                     self.waker.with_mut(|w| unsafe { *w = waker });
                     cur = moved;
                 }

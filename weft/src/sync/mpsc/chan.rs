@@ -194,7 +194,7 @@ impl<T, S: Capacity> Chan<T, S> {
     /// # Safety
     /// Only the receiver calls the `rx_*` methods (they use the consumer cursor).
     pub(super) unsafe fn rx_try_pop(&self) -> Option<T> {
-        // SAFETY: only the receiver reaches the cursor (caller).
+        // SAFETY: the caller is the single receiver (`# Safety`), the only one to touch the cursor.
         let value = unsafe { self.rx.with_mut(|rx| self.tx.pop(&mut *rx)) };
         if value.is_some() {
             self.capacity.release_one();
@@ -223,10 +223,11 @@ impl<T, S: Capacity> Chan<T, S> {
     }
 
     /// # Safety
-    /// Receiver only.
+    /// Only the single receiver calls this (it moves the consumer cursor unsynchronised).
     pub(super) unsafe fn rx_poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let coop = std::task::ready!(crate::task::coop::poll_proceed(cx));
-        // SAFETY: receiver only (caller); the same holds for every `rx_try_pop` below.
+        // SAFETY: the caller is the single receiver (`# Safety`), which is what `rx_try_pop` needs;
+        // that holds for every `rx_try_pop` below too.
         if let Some(v) = unsafe { self.rx_try_pop() } {
             coop.made_progress();
             return Poll::Ready(Some(v));
@@ -234,22 +235,23 @@ impl<T, S: Capacity> Chan<T, S> {
         if self.rx_done() {
             coop.made_progress();
             // A push may have landed between the pop above and the check.
-            // SAFETY: receiver only (caller).
+            // SAFETY: the caller is the single receiver (`# Safety`).
             return Poll::Ready(unsafe { self.rx_try_pop() });
         }
         self.rx_waker.register(cx.waker());
         let tail = self.tx.park_rx();
-        // SAFETY: receiver only (caller).
+        // SAFETY: the caller is the single receiver (`# Safety`).
         if let Some(v) = unsafe { self.rx_try_pop() } {
             coop.made_progress();
             return Poll::Ready(Some(v));
         }
         if self.rx_done() {
             coop.made_progress();
-            // SAFETY: receiver only (caller).
+            // SAFETY: the caller is the single receiver (`# Safety`).
             return Poll::Ready(unsafe { self.rx_try_pop() });
         }
-        // SAFETY: receiver only (caller), so nobody writes the cursor meanwhile.
+        // SAFETY: the caller is the single receiver (`# Safety`), so nobody writes the cursor
+        // meanwhile.
         if self.rx.with(|rx| Tx::claimed_beyond(unsafe { &*rx }, tail)) {
             // A sender is between claiming the head slot and writing it; it will not wake us.
             // Yield (a spin hint here, a scheduling point under loom) and poll again.
@@ -294,7 +296,7 @@ impl<T, S: Capacity> Chan<T, S> {
             }
         }
         let rest = DropRest(self);
-        // SAFETY: receiver only (caller).
+        // SAFETY: the caller is the single receiver (`# Safety`).
         while let Some(v) = unsafe { self.rx_try_pop() } {
             drop(v);
         }
