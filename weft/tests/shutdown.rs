@@ -4,7 +4,7 @@ mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Barrier};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use support::{DropCounter, PendingForever};
 
@@ -182,12 +182,52 @@ fn spawn_during_shutdown_is_cancelled_not_leaked() {
     assert_eq!(drops.count(), 1);
 }
 
+/// Dropping an idle runtime returns within a generous bound (no wall-clock threshold that a
+/// slow machine could miss) and leaves no thread behind: every worker, and the multi-thread
+/// runtime's monitor, is gone from `/proc/self/task` afterwards.
+///
+/// `/proc/self/task` lists every thread of the process, and the other tests of this binary run
+/// runtimes in parallel; so the test re-runs itself alone in a child process
+/// (`WEFT_SHUTDOWN_TEST_ALONE`), where the count is this test's own.
 #[test]
 fn runtime_drop_without_tasks_is_quick_and_clean() {
-    for _ in 0..50 {
-        let rt = support::mt(2);
-        rt.block_on(async {});
-        drop(rt);
+    const NAME: &str = "runtime_drop_without_tasks_is_quick_and_clean";
+    const ALONE: &str = "WEFT_SHUTDOWN_TEST_ALONE";
+    const BOUND: Duration = Duration::from_secs(5);
+    if std::env::var_os(ALONE).is_none() {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let out = std::process::Command::new(exe)
+            .args([NAME, "--exact", "--test-threads=1", "--nocapture"])
+            .env(ALONE, "1")
+            .output()
+            .expect("re-run this test in a child process");
+        let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "the test failed in its child process:\n{log}");
+        assert!(log.contains("1 passed"), "the child process did not run the test:\n{log}");
+        return;
+    }
+    let threads = || std::fs::read_dir("/proc/self/task").expect("/proc/self/task").count();
+    let before = threads();
+    for _ in 0..25 {
+        let flavors: [(&str, fn() -> weft::runtime::Runtime, usize); 2] =
+            [("current_thread", support::ct, 0), ("multi_thread", || support::mt(2), 2)];
+        for (flavor, build, started) in flavors {
+            let rt = build();
+            rt.block_on(async {});
+            assert!(threads() >= before + started, "{flavor}: the runtime's threads are not counted");
+            let start = Instant::now();
+            drop(rt);
+            let took = start.elapsed();
+            assert!(took < BOUND, "{flavor}: dropping an idle runtime took {took:?}");
+            // `drop` joined the threads; the kernel may list a joined thread a moment longer
+            // (it wakes the joiner before it releases the task), so wait, within the same bound.
+            let deadline = Instant::now() + BOUND;
+            while threads() > before {
+                let left = threads() - before;
+                assert!(Instant::now() < deadline, "{flavor}: {left} threads left behind after drop");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
     }
 }
 

@@ -22,17 +22,25 @@ fn ctrl_c_completes_on_sigint_on_both_flavors() {
     }
 }
 
+/// Set (as `.ci/run` does) to make a missing `hello_server` example fail
+/// `hello_server_example_serves_and_stops_on_ctrl_c` instead of skipping it.
+const REQUIRE_EXAMPLE: &str = "WEFT_SIGNAL_REQUIRE_EXAMPLE";
+
 #[test]
 fn hello_server_example_serves_and_stops_on_ctrl_c() {
-    // Built by cargo for tests of this package? Only if present; otherwise skip quietly.
-    let exe = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/examples/hello_server");
-    let target = std::env::var("CARGO_TARGET_DIR").map(std::path::PathBuf::from).ok();
-    let exe = match target {
-        Some(t) => t.join("debug/examples/hello_server"),
-        None => exe,
-    };
+    // Cargo builds the examples for `cargo test` of the whole package (not for `--test
+    // signal` alone), next to the test binaries' `deps/` folder, whatever the target
+    // directory and profile.
+    let exe = std::env::current_exe()
+        .expect("the test binary's path")
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the test binary lies in <target>/<profile>/deps")
+        .join("examples/hello_server");
     if !exe.exists() {
-        eprintln!("skipping: {} not built", exe.display());
+        let why = format!("{} not built (`cargo build -p weft --example hello_server`)", exe.display());
+        assert!(std::env::var_os(REQUIRE_EXAMPLE).is_none(), "{why}, and {REQUIRE_EXAMPLE} is set");
+        eprintln!("SKIPPED: {why}");
         return;
     }
     use std::io::{BufRead, Read, Write};
