@@ -18,8 +18,9 @@
 //! # Glossary
 //! * **tick** — one microsecond since the driver's start instant; the wheel's only unit.
 //!   Deadlines round *up* to a tick, "now" rounds *down*.
-//! * **entry** (`TimerShared`) — the node the wheel links: deadline tick, waker, list links
-//!   and `fired`, pinned inside its `Sleep` (the wheel owns nothing).
+//! * **entry** (`TimerShared`) — the node the wheel links: the tick it is filed under, waker,
+//!   list links and the atomic `state` word (the armed deadline tick, or `FIRED` once fired;
+//!   `entry.rs`), pinned inside its `Sleep` (the wheel owns nothing).
 //! * **level / slot** — the wheel has 6 levels of 64 slots; a slot of level `l` spans `64^l`
 //!   ticks, the level `64^(l+1)`; each level keeps an occupancy mask, so the next deadline
 //!   is found by one bit scan per level.
@@ -42,7 +43,9 @@
 //!
 //! Only the current-thread runtime may pause (tokio's rule and panic text): on the
 //! multi-thread runtime an idle worker's jump would race busy workers reading the clock.
-//! Not done: tokio's inhibition of auto-advance while a `spawn_blocking` task runs.
+//! Auto-advance waits while any `spawn_blocking` closure of the runtime is queued or running
+//! (as tokio's does; `clock.rs`): that code runs on real time, so jumping the paused clock
+//! meanwhile would fire a `timeout` around it spuriously.
 //! Rejected: a process-global paused clock (tests in one binary run on parallel threads and
 //! would move each other's time); the clock is per runtime, inside its time driver.
 //!
@@ -56,7 +59,8 @@
 //!    own tasks were already cancelled (owned-list shutdown comes first), so this reaches
 //!    futures outside it (a `block_on` future, a future on another executor), which are
 //!    polled again and get the clear panic of step 2 instead of hanging.
-//! 4. `Sleep`s dropped afterwards see `fired` and never touch the wheel again.
+//! 4. `Sleep`s dropped afterwards see their entry's `state` at `FIRED` and never touch the
+//!    wheel again.
 //!
 //! # Rejected designs
 //! * **A binary heap of deadlines** (as in many event loops): O(log n) insert, and cancel is

@@ -2,7 +2,7 @@
 //!
 //! The timer entry lives inside the `Sleep` (no allocation per timer), which is why `Sleep`
 //! is `!Unpin`: once polled, the wheel holds a pointer to it until it fires or is dropped.
-//! The first poll registers it (one lock); later polls read the `fired` state without a lock,
+//! The first poll registers it (one lock); later polls read the entry's `state` word without a lock,
 //! and take the lock only to store a waker for a different task; drop unlinks it (one lock)
 //! unless it already fired. `reset` to a later deadline takes no lock (`entry.rs`).
 
