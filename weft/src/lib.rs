@@ -23,6 +23,20 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+// tokio's unstable features weft does not implement: a dependency asking for one learns it at
+// compile time, never through a stub that changes behaviour at run time.
+#[cfg(feature = "io-uring")]
+compile_error!(
+    "weft does not implement tokio's unstable `io-uring` feature (file I/O through io_uring); \
+     remove `io-uring` from the tokio/weft features of the crate that enables it (`cargo tree -e features -i weft` names it)"
+);
+#[cfg(feature = "taskdump")]
+compile_error!(
+    "weft does not implement tokio's unstable `taskdump` feature (Handle::dump); weft's task dump is \
+     `weft::metrics::tasks` (WEFT_METRICS_DUMP). Remove `taskdump` from the features of the crate that enables it \
+     (`cargo tree -e features -i weft` names it)"
+);
+
 pub mod compat;
 pub mod fs;
 pub mod io;
