@@ -25,8 +25,7 @@ use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, RtConfig};
 use crate::framework::runtimes::{self, RuntimeId};
-use crate::framework::selection::write_md_json;
-use crate::framework::selection::Selection;
+use crate::framework::selection::{write_md_json, Selection};
 use crate::framework::stats;
 use std::path::PathBuf;
 use std::process::ExitCode;

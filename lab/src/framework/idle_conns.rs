@@ -251,8 +251,8 @@ fn count_alive(sockets: &[TcpStream]) -> usize {
         .count()
 }
 
-#[derive(clap::Args, Debug)]
 /// `__idle_holder`: hold idle connections for `http-hello`/`tcp-echo`.
+#[derive(clap::Args, Debug)]
 pub struct ChildArgs {
     #[arg(long)]
     pub addr: std::net::SocketAddr,

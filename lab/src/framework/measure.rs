@@ -310,17 +310,15 @@ pub fn scale_label(scale: u64) -> String {
     }
 }
 
-#[derive(clap::Args, Debug)]
 /// `__sample`: one sample of one workload in this fresh process.
+#[derive(clap::Args, Debug)]
 pub struct ChildArgs {
-    #[arg(long)]
-    pub runtime: String,
+    #[command(flatten)]
+    pub rt: super::selection::ChildRuntime,
     #[arg(long)]
     pub workload: String,
     #[arg(long)]
     pub scale: u64,
-    #[arg(long)]
-    pub workers: usize,
     #[arg(long)]
     pub global_queue_interval: Option<u32>,
     #[arg(long)]
@@ -332,12 +330,12 @@ pub struct ChildArgs {
 
 /// `weft-lab __sample`: take the sample and print `ok <ns>`.
 pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
-    let runtime = RuntimeId::by_name(&args.runtime).ok_or_else(|| format!("unknown runtime {:?}", args.runtime))?;
+    let runtime = args.rt.id()?;
     let workload = Workload::by_name(&args.workload).ok_or_else(|| format!("unknown workload {:?}", args.workload))?;
     let config = RtConfig {
         global_queue_interval: args.global_queue_interval,
         event_interval: args.event_interval,
-        ..RtConfig::new(runtime.flavor(), args.workers)
+        ..RtConfig::new(runtime.flavor(), args.rt.workers)
     };
     child_main(runtime, &config, workload, args.scale, args.warmup);
     Ok(ExitCode::SUCCESS)

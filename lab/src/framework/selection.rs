@@ -44,6 +44,22 @@ impl Selection {
     }
 }
 
+/// The `--runtime NAME --workers N` every hidden child entry point takes from its parent.
+#[derive(Args, Debug, Clone)]
+pub struct ChildRuntime {
+    #[arg(long)]
+    pub runtime: String,
+    #[arg(long)]
+    pub workers: usize,
+}
+
+impl ChildRuntime {
+    /// The runtime named by `--runtime`.
+    pub fn id(&self) -> Result<RuntimeId, String> {
+        runtime_by_name(&self.runtime)
+    }
+}
+
 /// The runtime called `name`, or an error naming it.
 pub fn runtime_by_name(name: &str) -> Result<RuntimeId, String> {
     RuntimeId::by_name(name).ok_or_else(|| format!("unknown runtime {name:?}"))

@@ -36,10 +36,7 @@ use serde::Serialize;
 use crate::framework::adapter::{Adapter, Net, RtConfig};
 use crate::framework::idle_conns;
 use crate::framework::runtimes::{self, async_std::CHILD_ENV, RuntimeId};
-use crate::framework::selection::runtime_by_name;
-use crate::framework::selection::this_exe;
-use crate::framework::selection::write_md_json;
-use crate::framework::selection::Selection;
+use crate::framework::selection::{this_exe, write_md_json, ChildRuntime, Selection};
 use crate::framework::stats;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -507,13 +504,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-#[derive(clap::Args, Debug)]
 /// `__http_server`: one server in this process until killed.
+#[derive(clap::Args, Debug)]
 pub struct ChildArgs {
-    #[arg(long)]
-    pub runtime: String,
-    #[arg(long)]
-    pub workers: usize,
+    #[command(flatten)]
+    pub rt: ChildRuntime,
     /// Give each connection the runtime's hyper timer (hyper's default header-read timeout).
     #[arg(long)]
     pub timer: bool,
@@ -521,6 +516,6 @@ pub struct ChildArgs {
 
 /// `weft-lab __http_server`: serve until killed (the parent reads the port from stdout).
 pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
-    server_main(runtime_by_name(&args.runtime)?, args.workers, args.timer)?;
+    server_main(args.rt.id()?, args.rt.workers, args.timer)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -13,8 +13,7 @@ use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, RtConfig};
 use crate::framework::runtimes::{self, RuntimeId};
-use crate::framework::selection::write_md_json;
-use crate::framework::selection::Selection;
+use crate::framework::selection::{write_md_json, Selection};
 use crate::framework::stats;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -147,8 +146,7 @@ pub struct Args {
 
 /// `weft-lab lateness`.
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let default = [RuntimeId::WeftMt, RuntimeId::WeftCt, RuntimeId::TokioMt, RuntimeId::TokioCt, RuntimeId::Smol];
-    let chosen = args.selection.runtimes(&default)?;
+    let chosen = args.selection.runtimes(&RuntimeId::IN_PROCESS)?;
     let workers = args.selection.workers();
     let rows = measure(&chosen, workers, args.rounds.max(1), args.timers.max(1))?;
     let md = markdown(&rows, args.rounds, args.timers, workers);

@@ -26,10 +26,7 @@ use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, Channels, RtConfig};
 use crate::framework::runtimes::{self, RuntimeId};
-use crate::framework::selection::runtime_by_name;
-use crate::framework::selection::this_exe;
-use crate::framework::selection::write_md_json;
-use crate::framework::selection::Selection;
+use crate::framework::selection::{this_exe, write_md_json, ChildRuntime, Selection};
 use crate::framework::stats;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -215,20 +212,18 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(clap::Args, Debug)]
 /// `__memory_sample`: one round in this fresh process.
+#[derive(clap::Args, Debug)]
 pub struct ChildArgs {
-    #[arg(long)]
-    pub runtime: String,
-    #[arg(long)]
-    pub workers: usize,
+    #[command(flatten)]
+    pub rt: ChildRuntime,
     #[arg(long)]
     pub tasks: u64,
 }
 
 /// `weft-lab __memory_sample`: one round in this fresh process; prints `ok <bytes>`.
 pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
-    let bytes = sample_main(runtime_by_name(&args.runtime)?, args.workers, args.tasks)?;
+    let bytes = sample_main(args.rt.id()?, args.rt.workers, args.tasks)?;
     println!("ok {bytes}");
     Ok(ExitCode::SUCCESS)
 }

@@ -26,9 +26,7 @@ use serde::Serialize;
 use crate::framework::adapter::{Adapter, Net, RtConfig};
 use crate::framework::idle_conns;
 use crate::framework::runtimes::{self, RuntimeId};
-use crate::framework::selection::this_exe;
-use crate::framework::selection::write_md_json;
-use crate::framework::selection::Selection;
+use crate::framework::selection::{this_exe, write_md_json, Selection};
 use crate::framework::stats;
 use crate::framework::workloads::net::echo_session;
 use std::path::PathBuf;
@@ -315,8 +313,7 @@ pub struct Args {
 
 /// `weft-lab tcp-echo`.
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let default = [RuntimeId::WeftMt, RuntimeId::WeftCt, RuntimeId::TokioMt, RuntimeId::TokioCt, RuntimeId::Smol];
-    let chosen = args.selection.runtimes(&default)?;
+    let chosen = args.selection.runtimes(&RuntimeId::IN_PROCESS)?;
     let workers = args.selection.workers();
     let rounds = args.rounds.max(1);
     // Both ends of every active connection and the server end of every idle one are here.

@@ -90,6 +90,11 @@ impl RuntimeId {
         RuntimeId::AsyncStd,
     ];
 
+    /// The latency studies' default set (`lateness`, `tcp-echo`): every runtime but async-std,
+    /// whose one global runtime cannot be built fresh for each round in this process.
+    pub const IN_PROCESS: [RuntimeId; 5] =
+        [RuntimeId::WeftMt, RuntimeId::WeftCt, RuntimeId::TokioMt, RuntimeId::TokioCt, RuntimeId::Smol];
+
     /// Stable name (JSON contract, `--runtimes`).
     pub fn name(self) -> &'static str {
         match self {
