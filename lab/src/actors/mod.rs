@@ -297,10 +297,9 @@ pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
     }
 }
 
+/// `weft-lab actors`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    #[command(flatten)]
-    pub selection: Selection,
     /// Counted rounds (each runs every peer once per workload).
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
@@ -313,6 +312,8 @@ pub struct Args {
     /// Writes OUT/results.json and OUT/report.md.
     #[arg(long, default_value = "lab-results/actors")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub selection: Selection,
 }
 
 /// `weft-lab actors`.

@@ -113,6 +113,7 @@ pub fn measure(samples: usize, tasks: u64, iters: u64, work: Duration) -> Result
     ))
 }
 
+/// `weft-lab block-in-place`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Interleaved weft/tokio pairs.

@@ -225,10 +225,9 @@ pub fn markdown(rows: &[Row], rounds: usize, tasks: usize, block: Duration) -> S
     s
 }
 
+/// `weft-lab blocking-resilience`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    #[command(flatten)]
-    pub selection: Selection,
     /// Interleaved rounds per runtime and mode (a fresh runtime per round).
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
@@ -241,6 +240,8 @@ pub struct Args {
     /// Writes OUT/blocking.md and OUT/blocking.json.
     #[arg(long, default_value = "lab-results/blocking")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub selection: Selection,
 }
 
 /// `weft-lab blocking-resilience`.

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use weft::io::{AsyncReadExt, AsyncWriteExt};
 
+/// `weft-lab console-demo`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Port for the metrics endpoint on 127.0.0.1 (0 picks a free one).

@@ -38,6 +38,11 @@ impl Selection {
         self.runtimes.iter().map(|name| runtime_by_name(name.trim())).collect()
     }
 
+    /// The runtimes to measure (`default` unless `--runtimes` names some) and the worker count.
+    pub fn resolve(&self, default: &[RuntimeId]) -> Result<(Vec<RuntimeId>, usize), String> {
+        Ok((self.runtimes(default)?, self.workers()))
+    }
+
     /// `--workers`, or the machine's cores.
     pub fn workers(&self) -> usize {
         self.workers.unwrap_or_else(super::results::default_workers)

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use crate::framework::stats;
 
+/// `weft-lab fs-bench`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Corpus size in MB.

@@ -454,6 +454,7 @@ fn timer_cost(rows: &[HttpRow]) -> String {
     out
 }
 
+/// `weft-lab http-hello`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Keep-alive connections of the load generator; a comma-separated list is a sweep

@@ -129,10 +129,9 @@ pub fn markdown(rows: &[LatenessRow], rounds: usize, timers: u64, workers: usize
     s
 }
 
+/// `weft-lab lateness`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    #[command(flatten)]
-    pub selection: Selection,
     /// Interleaved rounds (a fresh runtime per round).
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
@@ -142,12 +141,13 @@ pub struct Args {
     /// Writes OUT/lateness.md and OUT/lateness.json.
     #[arg(long, default_value = "lab-results/lateness")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub selection: Selection,
 }
 
 /// `weft-lab lateness`.
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let chosen = args.selection.runtimes(&RuntimeId::IN_PROCESS)?;
-    let workers = args.selection.workers();
+    let (chosen, workers) = args.selection.resolve(&RuntimeId::IN_PROCESS)?;
     let rows = measure(&chosen, workers, args.rounds.max(1), args.timers.max(1))?;
     let md = markdown(&rows, args.rounds, args.timers, workers);
     write_md_json(&args.out, "lateness", &md, &rows)?;

@@ -186,10 +186,9 @@ pub fn markdown(rows: &[MemoryRow], rounds: usize, workers: usize) -> String {
     s
 }
 
+/// `weft-lab memory-per-task`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    #[command(flatten)]
-    pub selection: Selection,
     /// Interleaved rounds (a fresh runtime per round).
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
@@ -199,13 +198,14 @@ pub struct Args {
     /// Writes OUT/memory_per_task.md and OUT/memory_per_task.json.
     #[arg(long, default_value = "lab-results/memory-per-task")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub selection: Selection,
 }
 
 /// `weft-lab memory-per-task`.
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let default = [RuntimeId::WeftMt, RuntimeId::TokioMt, RuntimeId::WeftCt, RuntimeId::TokioCt];
-    let chosen = args.selection.runtimes(&default)?;
-    let workers = args.selection.workers();
+    let (chosen, workers) = args.selection.resolve(&default)?;
     let rows = measure(&this_exe()?, &chosen, workers, args.rounds.max(1), args.tasks.max(1))?;
     let md = markdown(&rows, args.rounds.max(1), workers);
     write_md_json(&args.out, "memory_per_task", &md, &rows)?;

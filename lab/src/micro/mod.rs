@@ -57,8 +57,7 @@ pub fn cells(full: bool, filter: &[String], contenders: &[Contender]) -> Vec<Cel
 }
 
 pub fn measure_suite(args: &Args, default_runtimes: &[RuntimeId]) -> Result<Results, String> {
-    let chosen = args.selection.runtimes(default_runtimes)?;
-    let workers = args.selection.workers();
+    let (chosen, workers) = args.selection.resolve(default_runtimes)?;
     let contenders: Vec<Contender> = chosen.iter().map(|&r| Contender::default_for(r, workers)).collect();
     let cells = cells(args.full, &args.selection.filter, &contenders);
     if cells.is_empty() {

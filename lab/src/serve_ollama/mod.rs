@@ -9,6 +9,7 @@ use crate::agents::capacity;
 use crate::agents::sim::{Profile, Sim, SimConfig};
 use crate::framework::results::default_workers;
 
+/// `weft-lab serve-ollama`'s flags.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// First port; instances take consecutive ports.

@@ -8,6 +8,7 @@ use crate::framework::runtimes::RuntimeId;
 use crate::framework::selection::{this_exe, Selection};
 use crate::framework::smoke::{self, selected, SmokeOptions};
 
+/// `weft-lab smoke`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]

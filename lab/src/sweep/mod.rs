@@ -12,6 +12,7 @@ use crate::framework::selection::{this_exe, Selection};
 use crate::framework::sweep;
 use crate::micro::{cells, failures, timestamp_dir};
 
+/// `weft-lab sweep`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// A knob and its values, e.g. worker_threads=1,2 (repeatable).
@@ -29,8 +30,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let chosen = args.selection.runtimes(&[RuntimeId::WeftMt, RuntimeId::TokioMt])?;
-    let workers = args.selection.workers();
+    let (chosen, workers) = args.selection.resolve(&[RuntimeId::WeftMt, RuntimeId::TokioMt])?;
     let grid = sweep::grid(&args.knobs);
     let contenders: Vec<Contender> = chosen.iter().flat_map(|&r| sweep::contenders(r, &grid, workers)).collect();
     let cells = cells(false, &args.selection.filter, &contenders);

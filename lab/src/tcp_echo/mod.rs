@@ -289,10 +289,9 @@ pub fn markdown(
     s
 }
 
+/// `weft-lab tcp-echo`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    #[command(flatten)]
-    pub selection: Selection,
     /// Interleaved rounds (a fresh runtime per round).
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
@@ -309,12 +308,13 @@ pub struct Args {
     /// Writes OUT/tcp_echo.md and OUT/tcp_echo.json.
     #[arg(long, default_value = "lab-results/tcp-echo")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub selection: Selection,
 }
 
 /// `weft-lab tcp-echo`.
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let chosen = args.selection.runtimes(&RuntimeId::IN_PROCESS)?;
-    let workers = args.selection.workers();
+    let (chosen, workers) = args.selection.resolve(&RuntimeId::IN_PROCESS)?;
     let rounds = args.rounds.max(1);
     // Both ends of every active connection and the server end of every idle one are here.
     let most = 2 * args.connections.iter().max().copied().unwrap_or(1)

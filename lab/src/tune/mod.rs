@@ -62,6 +62,7 @@ use grid::{Config, Knob, RuntimeKind};
 use rounds::{improves, ratio_to_default, run_round, Outcome, Round};
 use runner::{Metric, Target};
 
+/// `weft-lab tune`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// An environment variable and the values to try (repeatable); given knobs replace the
