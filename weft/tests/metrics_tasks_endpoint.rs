@@ -3,6 +3,7 @@
 //! parked tasks spawned at a known line, exactly three times, and one body must pass a strict
 //! JSON parser (Python's `json`; skipped with a message when python3 is missing, unless
 //! `WEFT_METRICS_EXPORT_REQUIRE_TOOLS` is set).
+#![cfg(feature = "hyper")]
 
 use std::process::{Command, Stdio};
 

@@ -2,7 +2,8 @@
 //!
 //! tokio's versions consult tokio's budget, which weft never sets, so a loop of
 //! `io::copy(&mut &b"hello"[..], &mut vec)` or of duplex reads and writes in a weft task would
-//! never yield. Rather than re-implementing them, weft runs tokio's code over a [`Coop`]
+//! never yield. Rather than re-implementing them, weft runs those loops (tokio's, or weft's own
+//! when weft is tokio: `io/own/`) over a [`Coop`]
 //! adapter: every `poll_read` / `poll_fill_buf` / `poll_write` first takes one unit of weft's
 //! budget and returns `Pending` (after waking the task) when it is spent; a poll that makes no
 //! progress gives its unit back. tokio's loops stop at the first `Pending`, so they yield.
@@ -11,7 +12,12 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, ReadBuf};
+use super::{AsyncBufRead, AsyncRead, AsyncWrite, ReadBuf};
+// The loops and the pipe underneath: tokio's beside a real tokio, weft's own when weft is tokio.
+#[cfg(not(feature = "tokio-traits"))]
+use super::own as backend;
+#[cfg(feature = "tokio-traits")]
+use tokio::io as backend;
 
 use crate::task::coop;
 
@@ -78,7 +84,7 @@ where
     R: AsyncRead + Unpin + ?Sized,
     W: AsyncWrite + Unpin + ?Sized,
 {
-    tokio::io::copy(&mut Coop(reader), writer).await
+    backend::copy(&mut Coop(reader), writer).await
 }
 
 /// Copies from a buffered reader without an intermediate buffer (tokio's `io::copy_buf`).
@@ -88,17 +94,17 @@ where
     R: AsyncBufRead + Unpin + ?Sized,
     W: AsyncWrite + Unpin + ?Sized,
 {
-    tokio::io::copy_buf(&mut Coop(reader), writer).await
+    backend::copy_buf(&mut Coop(reader), writer).await
 }
 
 /// One end of an in-memory, bidirectional pipe (tokio's `DuplexStream`, whose reads and
 /// writes here spend weft's coop budget). Created by [`duplex`].
 #[derive(Debug)]
 pub struct DuplexStream {
-    inner: Coop<tokio::io::DuplexStream>,
+    inner: Coop<backend::DuplexStream>,
 }
 
-impl std::fmt::Debug for Coop<tokio::io::DuplexStream> {
+impl std::fmt::Debug for Coop<backend::DuplexStream> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
     }
@@ -108,7 +114,7 @@ impl std::fmt::Debug for Coop<tokio::io::DuplexStream> {
 /// each direction (writes wait while the buffer is full). Panics on a zero size (tokio's).
 #[track_caller]
 pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
-    let (a, b) = tokio::io::duplex(max_buf_size);
+    let (a, b) = backend::duplex(max_buf_size);
     (DuplexStream { inner: Coop(a) }, DuplexStream { inner: Coop(b) })
 }
 

@@ -1,16 +1,23 @@
 //! Asynchronous I/O traits and helpers, tokio-shaped.
 //!
-//! weft's sockets implement tokio's `AsyncRead`/`AsyncWrite` (the `tokio` crate is a
-//! dependency with *no* runtime features: only its trait definitions and `io-util` helpers)
-//! and futures-io's `AsyncRead`/`AsyncWrite`. Re-exporting tokio's traits, rather than
-//! defining look-alikes, is what makes `use weft as tokio;` code, tokio-util codecs and
-//! tokio-rustls work on weft sockets unchanged. `Interest` and `Ready` are weft's own (tokio
-//! only exposes them with its `net` feature, which would pull in its reactor). `stdin`,
-//! `stdout` and `stderr` are weft's, run on the blocking pool (`stdio.rs`); so are `empty`,
-//! `repeat` and `sink` (`util.rs`) and `copy`, `copy_buf` and `duplex` (`coop_io.rs`),
-//! which must spend weft's coop budget, not tokio's.
+//! The traits (`AsyncRead`, `AsyncWrite`, `AsyncBufRead`, `AsyncSeek`, `ReadBuf`), their
+//! `*Ext` extensions and the `io-util` adapters come from one of two places, chosen by the
+//! `tokio-traits` feature, with the same names and signatures either way:
+//! - on (the default, weft beside a real tokio): tokio's, from the `tokio` crate with no
+//!   runtime features, so tokio-util codecs, tokio-rustls and hyper-util's `TokioIo` take weft
+//!   sockets unchanged;
+//! - off (weft *is* tokio: the `tokio` facade crate, `compat/tokio/`): weft's own, in `own/`,
+//!   so no real tokio is in the graph (it would depend on itself).
+//!
+//! weft's sockets also implement futures-io's `AsyncRead`/`AsyncWrite`. `Interest` and `Ready`
+//! are weft's own (tokio only exposes them with its `net` feature, which would pull in its
+//! reactor). `stdin`, `stdout` and `stderr` are weft's, run on the blocking pool (`stdio.rs`);
+//! so are `empty`, `repeat` and `sink` (`util.rs`) and `copy`, `copy_buf` and `duplex`
+//! (`coop_io.rs`), which must spend weft's coop budget, not tokio's.
 
 mod coop_io;
+#[cfg(not(feature = "tokio-traits"))]
+mod own;
 mod ready;
 mod stdio;
 #[cfg(unix)]
@@ -22,9 +29,16 @@ pub use ready::{Interest, Ready};
 pub use stdio::{stderr, stdin, stdout, Stderr, Stdin, Stdout};
 pub use util::{empty, repeat, sink, Empty, Repeat, Sink};
 
+#[cfg(not(feature = "tokio-traits"))]
+pub use own::{
+    copy_bidirectional, copy_bidirectional_with_sizes, join, simplex, split, AsyncBufRead, AsyncBufReadExt, AsyncRead,
+    AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, Join,
+    Lines, ReadBuf, ReadHalf, SeekFrom, SimplexStream, Split, Take, WriteHalf,
+};
 pub use std::io::{Error, ErrorKind, Result};
+#[cfg(feature = "tokio-traits")]
 pub use tokio::io::{
     copy_bidirectional, copy_bidirectional_with_sizes, join, simplex, split, AsyncBufRead, AsyncBufReadExt, AsyncRead,
-    AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Join, Lines,
-    ReadBuf, ReadHalf, SeekFrom, SimplexStream, Split, Take, WriteHalf,
+    AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, Join,
+    Lines, ReadBuf, ReadHalf, SeekFrom, SimplexStream, Split, Take, WriteHalf,
 };
