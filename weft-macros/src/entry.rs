@@ -13,7 +13,9 @@
 //!
 //! The crate path is found the way a user names the dependency: `proc-macro-crate` reads the
 //! calling package's `Cargo.toml`, so `tokio = { package = "weft", … }` makes the expansion
-//! say `::tokio::…`, which is what lets tokio code port by renaming the dependency. An explicit
+//! say `::tokio::…`, which is what lets tokio code port by renaming the dependency; a package
+//! that depends on no `weft` but on `tokio` (the facade patched in for a whole graph,
+//! `compat/tokio/`) gets `::tokio::…` too. An explicit
 //! `crate = "…"` wins; when the manifest cannot be read the path falls back to `::weft`.
 //!
 //! `unhandled_panic` (unstable in tokio) is not supported: it is rejected with a compile error
@@ -50,12 +52,15 @@ struct Config {
 /// The path under which the calling package imported weft (`::weft`, `::tokio`, …).
 fn default_crate_path() -> syn::Path {
     use proc_macro_crate::{crate_name, FoundCrate};
-    match crate_name("weft") {
+    // weft under its own name or renamed; else the `tokio` facade (`compat/tokio/`, a crate
+    // named `tokio` that re-exports weft), which a patched graph's crates see as `::tokio`.
+    match crate_name("weft").or_else(|_| crate_name("tokio")) {
         Ok(FoundCrate::Name(name)) => {
             let ident = syn::Ident::new(&name, Span::call_site());
             syn::parse_quote!(::#ident)
         }
-        // `Itself`: weft's own tests and examples, which see the library as `::weft`.
+        // `Itself`: weft's own tests and examples (or the facade's), which see the library as
+        // `::weft`.
         Ok(FoundCrate::Itself) | Err(_) => syn::parse_quote!(::weft),
     }
 }
