@@ -447,3 +447,15 @@ fn a_lock_attempt_out_of_coop_budget_still_takes_its_fifo_place() {
         assert_eq!((a_wakes.0.load(SeqCst), b_wakes.0.load(SeqCst)), (1, 0), "the first in line gets it");
     });
 }
+
+/// tokio's broadcast halves are `Send` and `Sync` for any `T: Send` (tokio-stream's
+/// `BroadcastStream` boxes a `recv` future as `Send`); a `Send + !Sync` value type checks it.
+#[test]
+fn broadcast_halves_and_recv_are_send_for_send_but_not_sync_values() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: &T) {}
+    let (tx, mut rx) = weft::sync::broadcast::channel::<std::cell::Cell<u8>>(4);
+    send_sync(&tx);
+    send_sync(&rx);
+    send(&rx.recv());
+}

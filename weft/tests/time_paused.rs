@@ -266,3 +266,32 @@ async fn a_sleep_moved_later_still_wakes_its_waiting_task() {
     let fired_at = waiter.await.unwrap();
     assert_eq!(fired_at - start, Duration::from_millis(250));
 }
+
+/// A pending sleep moved to an earlier deadline keeps the waker it was polled with: the task
+/// is woken at the new deadline without polling in between (tokio's behaviour, which
+/// tokio-util's `DelayQueue` relies on: it resets its timer and waits).
+#[weft::test(start_paused = true)]
+async fn reset_earlier_wakes_the_waiting_task_without_a_poll_in_between() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::{Context, Wake, Waker};
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let count = Arc::new(Count(AtomicUsize::new(0)));
+    let waker = Waker::from(count.clone());
+    let start = weft::time::Instant::now();
+    let mut sleep = Box::pin(weft::time::sleep_until(start + Duration::from_millis(200)));
+    assert!(sleep.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
+    sleep.as_mut().reset(start + Duration::from_millis(50));
+    sleep.as_mut().reset(start + Duration::from_millis(40));
+    weft::time::advance(Duration::from_millis(30)).await;
+    assert_eq!(count.0.load(Ordering::SeqCst), 0, "woken before the new deadline");
+    weft::time::advance(Duration::from_millis(20)).await;
+    assert_eq!(count.0.load(Ordering::SeqCst), 1, "not woken at the new deadline (40 ms)");
+    assert!(sleep.as_mut().poll(&mut Context::from_waker(&waker)).is_ready());
+}

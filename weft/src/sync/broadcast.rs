@@ -2,13 +2,13 @@
 //!
 //! # Algorithm
 //! * The ring has `capacity` slots (rounded up to a power of two); each slot has its own
-//!   blocking reader-writer lock holding `(position, value)`.
+//!   blocking mutex holding `(position, value)`.
 //! * A send takes the tail mutex, writes position `tail` into slot `tail % capacity` under that
-//!   slot's write lock, bumps `tail`, takes the wakers of the receivers that are waiting, and
+//!   slot's lock, bumps `tail`, takes the wakers of the receivers that are waiting, and
 //!   wakes them after unlocking. A send never waits for slow receivers: it overwrites the
 //!   oldest value, which is how a bounded broadcast keeps memory bounded.
-//! * A receive read-locks only the slot at its own cursor, so receivers read in parallel with
-//!   each other and with sends to other slots. If the slot holds its cursor's position it
+//! * A receive locks only the slot at its own cursor, so receivers at different cursors read
+//!   in parallel with each other and with sends to other slots. If the slot holds its cursor's position it
 //!   clones the value; if it holds an older position nothing was sent yet (the receiver then
 //!   registers its waker under the tail mutex, re-checking first); if it holds a newer one the
 //!   receiver fell behind by a whole lap and gets `Lagged(n)`, its cursor moved to the oldest
@@ -19,15 +19,20 @@
 //!
 //! Values are dropped exactly once: when their slot is overwritten (outside the locks) or with
 //! the channel. Receivers get clones.
+//!
+//! Rejected: a reader-writer lock per slot (receivers at one cursor cloning in parallel). It
+//! makes `Receiver<T>` `Send` only for `T: Sync`, since two threads would run `T::clone` on one
+//! `&T` at once; tokio's channel is `Send` for every `T: Send` (tokio-stream's
+//! `BroadcastStream` needs that), which a mutex gives: clones of one value are serialised.
 
 use std::fmt;
 use std::task::Waker;
 
 use super::wake_list::WakeList;
 use super::Notify;
+use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
-use crate::loom::sync::{Arc, Mutex, RwLock};
-use crate::loom::{lock, read, write};
+use crate::loom::sync::{Arc, Mutex};
 
 pub mod error {
     //! `broadcast` errors.
@@ -112,7 +117,7 @@ struct Tail {
 }
 
 struct Shared<T> {
-    slots: Box<[RwLock<Slot<T>>]>,
+    slots: Box<[Mutex<Slot<T>>]>,
     mask: u64,
     tail: Mutex<Tail>,
     senders: AtomicUsize,
@@ -155,7 +160,7 @@ pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     assert!(capacity > 0, "broadcast channel capacity must be greater than 0");
     assert!(capacity <= usize::MAX >> 1, "broadcast channel capacity exceeded `usize::MAX / 2`");
     let capacity = capacity.next_power_of_two();
-    let slots = (0..capacity).map(|_| RwLock::new(Slot { pos: u64::MAX, value: None })).collect();
+    let slots = (0..capacity).map(|_| Mutex::new(Slot { pos: u64::MAX, value: None })).collect();
     let shared = Arc::new(Shared {
         slots,
         mask: capacity as u64 - 1,
@@ -203,7 +208,7 @@ impl<T> Sender<T> {
         }
         let pos = tail.pos;
         let old = {
-            let mut slot = write(&shared.slots[(pos & shared.mask) as usize]);
+            let mut slot = lock(&shared.slots[(pos & shared.mask) as usize]);
             slot.pos = pos;
             slot.value.replace(value)
         };
@@ -426,7 +431,7 @@ impl<T: Clone> Receiver<T> {
         let shared = &*self.shared;
         let index = (self.next & shared.mask) as usize;
         {
-            let slot = read(&shared.slots[index]);
+            let slot = lock(&shared.slots[index]);
             if slot.pos == self.next {
                 let v = slot.value.clone().expect("a written slot holds a value");
                 self.next += 1;
@@ -436,7 +441,7 @@ impl<T: Clone> Receiver<T> {
         // Not written yet, or overwritten: decide under the tail mutex, which orders us
         // against senders.
         let mut tail = lock(&shared.tail);
-        let slot = read(&shared.slots[index]);
+        let slot = lock(&shared.slots[index]);
         if slot.pos == self.next {
             let v = slot.value.clone().expect("a written slot holds a value");
             self.next += 1;

@@ -42,12 +42,16 @@ impl Drop for BudgetGuard {
     }
 }
 
-/// Returned by `poll_proceed`: if the leaf future ends up making no progress it must not
-/// consume the unit, so the unit is given back on drop unless `made_progress` was called.
-pub(crate) struct RestoreOnPending(Cell<Option<u8>>);
+/// Returned by [`poll_proceed`]: if the leaf future ends up making no progress it must not
+/// consume the unit, so the unit is given back on drop unless `made_progress` was called
+/// (tokio's `task::coop::RestoreOnPending`).
+#[must_use = "the unit is given back on drop unless made_progress is called"]
+#[derive(Debug)]
+pub struct RestoreOnPending(Cell<Option<u8>>);
 
 impl RestoreOnPending {
-    pub(crate) fn made_progress(&self) {
+    /// The leaf future made progress: keep the unit spent.
+    pub fn made_progress(&self) {
         self.0.set(None);
     }
 }
@@ -60,9 +64,11 @@ impl Drop for RestoreOnPending {
     }
 }
 
-/// Takes one unit of budget, or wakes the task and returns `Pending` when it is exhausted.
+/// Takes one unit of the task's budget, or wakes the task and returns `Pending` when it is
+/// exhausted (tokio's `task::coop::poll_proceed`, for leaf futures outside the runtime: call
+/// it first in `poll`, and `made_progress` on the guard when the poll did work).
 #[inline]
-pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
+pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     let cur = CURRENT.try_with(|c| c.get()).unwrap_or(None);
     match cur {
         None => Poll::Ready(RestoreOnPending(Cell::new(None))),

@@ -10,7 +10,7 @@ use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{AbortHandle, JoinError, JoinHandle};
+use super::{AbortHandle, Id, JoinError, JoinHandle};
 use crate::loom::lock;
 use crate::loom::sync::{Arc, Mutex};
 use crate::runtime::Handle;
@@ -156,19 +156,37 @@ impl<T> JoinSet<T> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
+    /// Waits for the next task to complete and returns its id with its output; `None` when the
+    /// set is empty. A failed task's id is in its `JoinError`.
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
     /// Returns a completed task's result if one is ready, without waiting.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        self.try_join_next_with_id().map(|r| r.map(|(_, v)| v))
+    }
+
+    /// Returns a completed task's id and result if one is ready, without waiting.
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         // Not a yield point: a completed task is returned even when the caller's coop budget
         // is spent (a loop draining finished tasks must see them all, as with tokio).
         let _unconstrained = crate::task::coop::BudgetGuard::new(None);
         let waker = Waker::noop();
-        match self.poll_join_next(&mut Context::from_waker(waker)) {
+        match self.poll_join_next_with_id(&mut Context::from_waker(waker)) {
             Poll::Ready(r) => r,
             Poll::Pending => None,
         }
     }
 
+    /// Polls for the next completed task (tokio's `poll_join_next`): `Ready(None)` when the set
+    /// is empty, `Pending` (with `cx` registered) while every task is still running.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_with_id(cx).map(|r| r.map(|r| r.map(|(_, v)| v)))
+    }
+
+    /// As [`poll_join_next`](Self::poll_join_next), with the completed task's id.
+    pub fn poll_join_next_with_id(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<(Id, T), JoinError>>> {
         loop {
             if self.len == 0 {
                 return Poll::Ready(None);
@@ -195,10 +213,11 @@ impl<T> JoinSet<T> {
             let Some(Some(entry)) = self.entries.get_mut(index) else { continue };
             let mut ecx = Context::from_waker(&entry.waker);
             if let Poll::Ready(res) = Pin::new(&mut entry.handle).poll(&mut ecx) {
+                let id = entry.handle.id();
                 self.entries[index] = None;
                 self.free.push(index);
                 self.len -= 1;
-                return Poll::Ready(Some(res));
+                return Poll::Ready(Some(res.map(|v| (id, v))));
             }
         }
     }

@@ -138,20 +138,29 @@ impl Handle {
     /// # Safety
     /// `entry` was registered with this handle and is still pinned.
     pub(crate) unsafe fn deregister(&self, entry: NonNull<TimerShared>) {
-        let waker = {
-            let mut inner = lock(&self.inner);
-            // SAFETY: pinned entry, lock held (`is_fired` is written under it).
-            if !unsafe { entry.as_ref() }.is_fired() {
-                self.metrics.inc_cancelled();
-            }
-            // SAFETY: pinned entry, lock held.
-            unsafe {
-                inner.wheel.remove(entry);
-                entry.as_ref().take_waker()
-            }
-        };
+        // SAFETY: `deregister`'s contract is `unlink`'s.
+        let waker = unsafe { self.unlink(entry) };
         // Dropped outside the lock: a waker's drop may free a task, which may drop timers.
         drop(waker);
+    }
+
+    /// Unlinks a timer (if still linked) and hands back its waker, for the caller to drop
+    /// outside the lock or to register again at another deadline (`Sleep::reset`).
+    ///
+    /// # Safety
+    /// `entry` was registered with this handle and is still pinned.
+    pub(crate) unsafe fn unlink(&self, entry: NonNull<TimerShared>) -> Option<Waker> {
+        let mut inner = lock(&self.inner);
+        // SAFETY: pinned entry (the caller's contract), lock held (`is_fired` is written under it).
+        if !unsafe { entry.as_ref() }.is_fired() {
+            self.metrics.inc_cancelled();
+        }
+        // SAFETY: pinned entry registered with this handle (the caller's contract), lock held
+        // as `remove` and `take_waker` require.
+        unsafe {
+            inner.wheel.remove(entry);
+            entry.as_ref().take_waker()
+        }
     }
 
     /// Fires every timer due at `now`.

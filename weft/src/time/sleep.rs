@@ -88,26 +88,40 @@ impl Sleep {
 
     /// Moves the deadline, reusing the same pinned entry (no allocation). A later deadline on a
     /// pending sleep takes no lock: the entry stays filed in the wheel, which files it again
-    /// when its old tick comes due (`entry.rs`). An earlier one unlinks it (one lock); after
-    /// it fired nothing is linked. Either way the next poll registers it again.
+    /// when its old tick comes due (`entry.rs`). An earlier one refiles it at once with the
+    /// waker it holds (two lock round trips), so the waiting task is woken at the new deadline
+    /// without polling first, as with tokio; after it fired nothing is linked, and the next
+    /// poll registers it again.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.project();
         if this.registered.is_some() && this.entry.extend(time_handle(this.handle).tick_ceil(deadline)) {
             *this.deadline = deadline;
             return;
         }
+        *this.deadline = deadline;
         if this.registered.is_some() {
             // A fired entry is already unlinked and the driver is done with it (`entry.rs`):
             // an `interval` re-arming after each tick takes no lock here.
             if !this.entry.is_fired() {
                 let entry = NonNull::from(&*this.entry);
+                let time = time_handle(this.handle);
                 // SAFETY: registered with this handle and pinned.
-                unsafe { time_handle(this.handle).deregister(entry) };
+                let waker = unsafe { time.unlink(entry) };
+                this.entry.disarm();
+                if let Some(waker) = waker {
+                    // The task waiting on this sleep keeps waiting on it across the move, as in
+                    // tokio: refiled at the new deadline with the same waker, it is woken then
+                    // without polling again first (tokio-util's `DelayQueue` resets and waits).
+                    // SAFETY: pinned, and unlinked just above.
+                    if unsafe { time.register(entry, deadline, &waker) } {
+                        waker.wake();
+                    }
+                    return;
+                }
             }
             this.entry.disarm();
             *this.registered = None;
         }
-        *this.deadline = deadline;
     }
 
     fn poll_elapsed(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""The ecosystem conformance harness: crates built on tokio, tested on weft.
+
+For each crate in `crates.txt` (pinned versions) it takes the published source from cargo's
+registry (fetched by cargo, never copied into this repository), adds
+`[patch.crates-io] tokio = { path = "compat/tokio" }`, checks that no real tokio is left in the
+graph, builds every test target with `--keep-going` (a target that does not compile is counted,
+not fatal), runs each test binary, and prints one table: crate, test targets compiled / total,
+tests passed / failed / ignored, and failures not explained in `known-failures.txt`
+(`crate target::test: reason`). Exit 1 on an unexplained failure or a target that does not
+compile unless it is listed (`crate target: reason`).
+
+    compat/ecosystem/run.py [--only tokio-util,axum] [--work DIR]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+FACADE = REPO / "compat" / "tokio"
+
+
+def crates():
+    for line in (HERE / "crates.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, version, features = line.split()
+            yield name, version, features
+
+
+def known():
+    entries = {}
+    for line in (HERE / "known-failures.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            key, reason = line.split(": ", 1)
+            entries[key.strip()] = reason.strip()
+    return entries
+
+
+def registry_source(name, version, work):
+    """The crate's unpacked source in cargo's registry, fetched through a throwaway manifest."""
+    for root in Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"), "registry", "src").glob("*"):
+        path = root / f"{name}-{version}"
+        if path.is_dir():
+            return path
+    fetch = work / "fetch" / name
+    (fetch / "src").mkdir(parents=True, exist_ok=True)
+    (fetch / "src" / "lib.rs").write_text("")
+    (fetch / "Cargo.toml").write_text(
+        f'[package]\nname = "fetch-{name}"\nversion = "0.0.0"\nedition = "2021"\n\n[workspace]\n\n'
+        f'[dependencies]\n{name} = "={version}"\n'
+    )
+    subprocess.run(["cargo", "fetch", "-q"], cwd=fetch, check=True)
+    for root in Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"), "registry", "src").glob("*"):
+        path = root / f"{name}-{version}"
+        if path.is_dir():
+            return path
+    sys.exit(f"{name} {version}: not in cargo's registry after `cargo fetch`")
+
+
+def prepare(name, version, work):
+    dst = work / "src" / f"{name}-{version}"
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(registry_source(name, version, work), dst)
+    (dst / "Cargo.lock").unlink(missing_ok=True)
+    manifest = dst / "Cargo.toml"
+    text = manifest.read_text()
+    text += f'\n[patch.crates-io]\ntokio = {{ path = "{FACADE}" }}\n'
+    if "\n[workspace]" not in text:
+        text += "\n[workspace]\n"
+    manifest.write_text(text)
+    subprocess.run(["cargo", "generate-lockfile", "-q"], cwd=dst, check=True)
+    tree = subprocess.run(
+        ["cargo", "tree", "-i", "tokio", "-e", "normal,build,dev", "--prefix", "none", "--target", "all"],
+        cwd=dst, capture_output=True, text=True,
+    )
+    first = tree.stdout.splitlines()[0] if tree.stdout else tree.stderr.strip()
+    if tree.returncode != 0 or str(FACADE) not in first:
+        sys.exit(f"{name}: the patched graph does not use the facade as its only tokio: {first}")
+    return dst
+
+
+def feature_args(features):
+    if features == "all":
+        return ["--all-features"]
+    if features == "-":
+        return []
+    return ["--features", features]
+
+
+def build(dst, features, env):
+    """Builds every test target; returns ({target: executable}, {target: first error})."""
+    cmd = ["cargo", "build", "--tests", "--keep-going", "--message-format=json"] + feature_args(features)
+    out = subprocess.run(cmd, cwd=dst, capture_output=True, text=True, env=env)
+    built, errors = {}, {}
+    for line in out.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        target = msg.get("target", {})
+        if str(dst) not in msg.get("package_id", ""):
+            # An error in a dependency (weft, the facade, a dev-dependency) stops the crate's
+            # own targets from building at all: report it against the library.
+            if msg.get("reason") == "compiler-message" and msg["message"]["level"] == "error":
+                pkg = msg.get("package_id", "?").rsplit("#", 1)[-1]
+                errors.setdefault("lib", f"dependency {pkg}: " + msg["message"]["rendered"].splitlines()[0])
+            continue
+        label = target_label(target)
+        if msg.get("reason") == "compiler-artifact" and msg.get("profile", {}).get("test"):
+            if msg.get("executable"):
+                built[label] = msg["executable"]
+        elif msg.get("reason") == "compiler-message" and msg["message"]["level"] == "error":
+            errors.setdefault(label, msg["message"]["rendered"].splitlines()[0])
+    return built, errors
+
+
+def target_label(target):
+    kinds = target.get("kind", [])
+    if "test" in kinds:
+        return f"tests/{target['name']}"
+    return f"lib" if "lib" in kinds or "proc-macro" in kinds else f"{'/'.join(kinds)}/{target.get('name')}"
+
+
+def run_tests(executable, cwd, env):
+    out = subprocess.run([executable, "--test-threads=2"], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+    passed = failed = ignored = 0
+    failures = []
+    for line in out.stdout.splitlines():
+        m = re.match(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored", line)
+        if m:
+            passed, failed, ignored = int(m[1]), int(m[2]), int(m[3])
+        m = re.match(r"test (\S+) \.\.\. FAILED", line)
+        if m:
+            failures.append(m[1])
+    if out.returncode != 0 and not failures:
+        failures.append("<binary exited %d without a test result>" % out.returncode)
+        failed = max(failed, 1)
+    return passed, failed, ignored, failures
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated crate names")
+    ap.add_argument("--work", default=str(REPO / "target" / "ecosystem"))
+    args = ap.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, CARGO_TARGET_DIR=os.environ.get("ECOSYSTEM_TARGET_DIR", str(work / "target")))
+    only = {c for c in args.only.split(",") if c}
+    listed = known()
+    rows, unexplained = [], []
+    for name, version, features in crates():
+        if only and name not in only:
+            continue
+        dst = prepare(name, version, work)
+        built, errors = build(dst, features, env)
+        totals = [0, 0, 0]
+        for label, exe in sorted(built.items()):
+            p, f, i, failures = run_tests(exe, dst, env)
+            totals[0] += p
+            totals[1] += f
+            totals[2] += i
+            for test in failures:
+                key = f"{name} {label}::{test}"
+                if key not in listed:
+                    unexplained.append(f"{key}: FAILED")
+        for label, err in sorted(errors.items()):
+            if label in built:
+                continue
+            key = f"{name} {label}"
+            if key not in listed:
+                unexplained.append(f"{key}: does not compile: {err}")
+        compiled = len(built)
+        total = compiled + len([l for l in errors if l not in built])
+        run = totals[0] + totals[1]
+        rate = f"{100 * totals[0] / run:.1f}%" if run else "-"
+        rows.append((f"{name} {version}", f"{compiled}/{total}", *totals, rate))
+        print(f"{name}: {compiled}/{total} targets compiled, {totals[0]} passed, {totals[1]} failed, {totals[2]} ignored", flush=True)
+    print()
+    print("| crate | test targets compiled | passed | failed | ignored | pass rate |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(str(c) for c in row) + " |")
+    if unexplained:
+        print("\nnot in compat/ecosystem/known-failures.txt:")
+        for line in unexplained:
+            print("  " + line)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
