@@ -89,6 +89,10 @@ def prepare(name, version, work):
 
 
 def feature_args(features):
+    if features.startswith("all+"):
+        # Every feature, plus features of dependencies the crate's own repository turns on
+        # for its tests (a published manifest drops its path dev-dependencies' features).
+        return ["--all-features", "--features", features[len("all+"):]]
     if features == "all":
         return ["--all-features"]
     if features == "-":

@@ -1,11 +1,13 @@
-//! A small tokio service, unchanged: an axum app on loopback, a raw HTTP/1.1 client written
-//! with tokio-util's `LinesCodec` over `tokio::net::TcpStream`, and a tokio-stream wrapper
-//! around a `TcpListener`. Built with the `[patch.crates-io]` lines in `Cargo.toml`, every one
+//! A small tokio service, unchanged: an axum app on loopback with a JSON route that calls the
+//! app's own plain route through reqwest, a raw HTTP/1.1 client written with tokio-util's
+//! `LinesCodec` over `tokio::net::TcpStream`, and a tokio-stream wrapper around a
+//! `TcpListener`. Built with the `[patch.crates-io]` lines in `Cargo.toml`, every one
 //! of those crates runs on weft; the last line proves it with metrics only weft has.
 
 use std::time::Duration;
 
-use axum::{routing::get, Router};
+use axum::extract::State;
+use axum::{routing::get, Json, Router};
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_stream::wrappers::TcpListenerStream;
@@ -20,13 +22,28 @@ async fn spawn_blocking_sum() -> String {
     format!("sum {sum}")
 }
 
+/// A JSON route that asks this same server's `/` through reqwest (a second service, as far as
+/// the route can tell).
+async fn relay(State(base): State<String>) -> Json<serde_json::Value> {
+    let body = reqwest::get(format!("{base}/")).await.unwrap().text().await.unwrap();
+    Json(serde_json::json!({ "relayed": body }))
+}
+
 #[tokio::main]
 async fn main() {
     // axum, served by `axum::serve` on a tokio (= weft) listener.
-    let app = Router::new().route("/", get(hello)).route("/sum", get(spawn_blocking_sum));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
     let addr = listener.local_addr().unwrap();
+    let app = Router::new()
+        .route("/", get(hello))
+        .route("/sum", get(spawn_blocking_sum))
+        .route("/relay", get(relay))
+        .with_state(format!("http://{addr}"));
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    // reqwest against axum, both on weft.
+    let relayed: serde_json::Value = reqwest::get(format!("http://{addr}/relay")).await.unwrap().json().await.unwrap();
+    assert_eq!(relayed, serde_json::json!({ "relayed": "hello from axum" }));
 
     for (path, expected) in [("/", "hello from axum"), ("/sum", "sum 5050")] {
         // tokio-util's codec over a tokio socket: the request line by line, the response read
