@@ -10,7 +10,7 @@ use super::read_futures::assert_same_buffer;
 use super::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 use pin_project_lite::pin_project;
 use std::fmt;
-use std::io::{self, IoSlice, SeekFrom};
+use std::io::{self, SeekFrom};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
@@ -175,27 +175,7 @@ impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
     }
 }
 
-impl<R: AsyncRead + AsyncWrite> AsyncWrite for BufReader<R> {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.project().inner.poll_write(cx, buf)
-    }
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.project().inner.poll_write_vectored(cx, bufs)
-    }
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().inner.poll_flush(cx)
-    }
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().inner.poll_shutdown(cx)
-    }
-}
+super::forward::forward_async_write!([R] BufReader<R> => inner where R: AsyncRead + AsyncWrite);
 
 impl<R: fmt::Debug> fmt::Debug for BufReader<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

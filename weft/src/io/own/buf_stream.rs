@@ -6,7 +6,7 @@
 
 use super::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite, BufReader, BufWriter, ReadBuf};
 use pin_project_lite::pin_project;
-use std::io::{self, IoSlice, SeekFrom};
+use std::io::{self, SeekFrom};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -69,27 +69,7 @@ impl<RW> From<BufWriter<BufReader<RW>>> for BufStream<RW> {
     }
 }
 
-impl<RW: AsyncRead + AsyncWrite> AsyncWrite for BufStream<RW> {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.project().inner.poll_write(cx, buf)
-    }
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.project().inner.poll_write_vectored(cx, bufs)
-    }
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().inner.poll_flush(cx)
-    }
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().inner.poll_shutdown(cx)
-    }
-}
+super::forward::forward_async_write!([RW] BufStream<RW> => inner where RW: AsyncRead + AsyncWrite);
 
 impl<RW: AsyncRead + AsyncWrite> AsyncRead for BufStream<RW> {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {

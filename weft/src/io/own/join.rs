@@ -6,7 +6,7 @@
 
 use super::{AsyncBufRead, AsyncRead, AsyncWrite, ReadBuf};
 use pin_project_lite::pin_project;
-use std::io::{self, IoSlice};
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -73,27 +73,7 @@ impl<R: AsyncRead, W> AsyncRead for Join<R, W> {
     }
 }
 
-impl<R, W: AsyncWrite> AsyncWrite for Join<R, W> {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.project().writer.poll_write(cx, buf)
-    }
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.project().writer.poll_write_vectored(cx, bufs)
-    }
-    fn is_write_vectored(&self) -> bool {
-        self.writer.is_write_vectored()
-    }
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().writer.poll_flush(cx)
-    }
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().writer.poll_shutdown(cx)
-    }
-}
+super::forward::forward_async_write!([R, W] Join<R, W> => writer where W: AsyncWrite);
 
 impl<R: AsyncBufRead, W> AsyncBufRead for Join<R, W> {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {

@@ -23,6 +23,7 @@ mod copy;
 mod copy_bidirectional;
 mod copy_buffer;
 mod duplex;
+mod forward;
 mod join;
 mod lines;
 mod read_buf;
