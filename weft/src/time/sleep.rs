@@ -107,8 +107,8 @@ impl Sleep {
                 let time = time_handle(this.handle);
                 // SAFETY: registered with this handle and pinned.
                 let waker = unsafe { time.unlink(entry) };
-                this.entry.disarm();
                 if let Some(waker) = waker {
+                    this.entry.disarm();
                     // The task waiting on this sleep keeps waiting on it across the move, as in
                     // tokio: refiled at the new deadline with the same waker, it is woken then
                     // without polling again first (tokio-util's `DelayQueue` resets and waits).
