@@ -295,3 +295,40 @@ async fn reset_earlier_wakes_the_waiting_task_without_a_poll_in_between() {
     assert_eq!(count.0.load(Ordering::SeqCst), 1, "not woken at the new deadline (40 ms)");
     assert!(sleep.as_mut().poll(&mut Context::from_waker(&waker)).is_ready());
 }
+
+/// Blocking tasks whose `JoinHandle` is dropped the moment they finish, their cells reused at
+/// once by the next ones: each closure's clock hold must be released exactly once, by its own
+/// task (a release made after the completer's reference was gone once hit a reused cell and
+/// released another task's hold: the count underflowed, a pool thread panicked and the
+/// runtime's drop waited for it forever).
+#[test]
+fn blocking_handles_dropped_at_completion_release_each_hold_once() {
+    // The window is a few instructions wide, so several runtimes race at once (more threads
+    // than cores: a completer preempted inside it is what exposes the bug).
+    within_a_minute(|| {
+        let runtimes: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    let rt = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                    rt.block_on(async {
+                        for _ in 0..5000 {
+                            let handles: Vec<_> = (0..2).map(|_| weft::task::spawn_blocking(|| {})).collect();
+                            for h in handles {
+                                while !h.is_finished() {
+                                    std::hint::spin_loop();
+                                }
+                                drop(h);
+                            }
+                        }
+                        // One more closure, awaited: the pool is still healthy.
+                        weft::task::spawn_blocking(|| {}).await.unwrap();
+                    });
+                    drop(rt);
+                })
+            })
+            .collect();
+        for rt in runtimes {
+            rt.join().expect("a runtime's thread panicked");
+        }
+    });
+}

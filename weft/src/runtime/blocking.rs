@@ -171,9 +171,9 @@ pub(crate) struct BlockingSchedule {
 /// `test-util`: while held, the runtime's paused clock does not auto-advance (`time/clock.rs`).
 /// Released by `release` (once the task completed and woke its joiner: released earlier, the
 /// idle runtime could auto-advance past a `timeout` around the closure before the joiner is
-/// woken), by `completed_unjoined` (completed with no joiner waiting: its output is already
-/// readable) or, for a task dropped without completing, by `Drop`. Releasing unparks the driver
-/// so that an idle runtime re-checks.
+/// woken; blocking tasks therefore never take the fast completion path, `COMPLETES_FAST`) or,
+/// for a task dropped without completing, by `Drop`. Releasing unparks the driver so that an
+/// idle runtime re-checks.
 #[cfg(feature = "test-util")]
 struct InhibitAutoAdvance {
     handle: scheduler::Handle,
@@ -228,10 +228,11 @@ impl Schedule for BlockingSchedule {
         self.allow_auto_advance();
         None
     }
-    fn completed_unjoined(&self) {
-        // No joiner was waiting (its `JoinHandle` is unpolled): the output is already there.
-        self.allow_auto_advance();
-    }
+    /// With `test-util`, `release` must run after completion while the completer still holds
+    /// its reference. (A hook called after the fast path's RMW ran on a cell the `JoinHandle`
+    /// could already have freed and reused for another blocking task, whose inhibit it then
+    /// released: the count underflowed and the pool thread panicked.)
+    const COMPLETES_FAST: bool = !cfg!(feature = "test-util");
     fn bind(&self, task: Task<Self>) -> bool {
         drop(task);
         false
@@ -407,6 +408,9 @@ fn spawn_threads(inner: &Arc<Inner>, n: usize) {
 
 fn run_thread(inner: Arc<Inner>) {
     let tid = thread_id();
+    // Counted out on every exit, an unwind included: a thread that left `threads` counted
+    // would make `BlockingPool::shutdown` wait forever for it.
+    let _exit = ThreadExit { inner: &inner, tid };
     let mut state = lock(&inner.state);
     state.tids.push(tid);
     loop {
@@ -432,12 +436,24 @@ fn run_thread(inner: Arc<Inner>) {
             }
         }
     }
-    state.threads -= 1;
-    if let Some(i) = state.tids.iter().position(|&t| t == tid) {
-        state.tids.swap_remove(i);
+}
+
+/// A pool thread's way out (normal or unwinding): leaves `threads` and `tids`, wakes shutdown.
+struct ThreadExit<'a> {
+    inner: &'a Inner,
+    tid: i64,
+}
+
+impl Drop for ThreadExit<'_> {
+    fn drop(&mut self) {
+        let mut state = lock(&self.inner.state);
+        state.threads -= 1;
+        if let Some(i) = state.tids.iter().position(|&t| t == self.tid) {
+            state.tids.swap_remove(i);
+        }
+        drop(state);
+        self.inner.exited.notify_all();
     }
-    drop(state);
-    inner.exited.notify_all();
 }
 
 /// The supervisor (module doc, rule 2): runs while a backlog lasts, adding threads while fewer

@@ -245,10 +245,9 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     /// `RUNNING` → `COMPLETE`: notify the joiner, leave the owned list, release references.
     fn complete(self) {
         self.core().scheduler.task_terminated();
-        if !self.header().is_bound() && self.header().state.try_complete_fast() {
-            // Never bound, a JoinHandle waits without a waker: nothing else to do but tell the
-            // scheduler, which gets no `release` call on this path.
-            self.core().scheduler.completed_unjoined();
+        if S::COMPLETES_FAST && !self.header().is_bound() && self.header().state.try_complete_fast() {
+            // Never bound, a JoinHandle waits without a waker: nothing else to do. Our reference
+            // is gone with that RMW, so the cell (scheduler included) is not touched again.
             return;
         }
         let snapshot = self.header().state.transition_to_complete();

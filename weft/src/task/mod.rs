@@ -121,9 +121,12 @@ pub(crate) trait Schedule: Sync + Sized + 'static {
     /// for the runtime metrics' live-task count.
     fn task_terminated(&self) {}
 
-    /// The task completed on the fast path (never bound, no join waker registered), where
-    /// `release` is not called; the output is already readable by the `JoinHandle`.
-    fn completed_unjoined(&self) {}
+    /// Whether a task that completes with an unpolled `JoinHandle` may take the fast path
+    /// (`State::try_complete_fast`), which releases the completer's reference in the same RMW
+    /// and calls no scheduler hook after it: once COMPLETE is visible the `JoinHandle` may free
+    /// the cell, scheduler included. A scheduler that must act after completion (`release`)
+    /// returns false and always gets its `release` call, made while the reference is held.
+    const COMPLETES_FAST: bool = true;
 
     /// Whether polls are timed for the per-task statistics (`stats.rs`): true only when the
     /// runtime times polls anyway (the poll-time histogram is on). Asked once, at spawn.
