@@ -10,8 +10,8 @@ use clap::{Parser, Subcommand};
 
 use crate::framework::{idle_conns, measure};
 use crate::{
-    actors, agents, baseline, block_in_place, blocking_resilience, console, console_demo, fs_bench, http_hello,
-    lateness, memory_per_task, micro, report, search, serve_ollama, smoke, sweep, tcp_echo, tune,
+    actors, agents, axum_ab, baseline, block_in_place, blocking_resilience, console, console_demo, fs_bench,
+    http_hello, lateness, memory_per_task, micro, report, search, serve_ollama, smoke, sweep, tcp_echo, tune,
 };
 
 #[derive(Parser, Debug)]
@@ -54,6 +54,9 @@ enum Command {
     TcpEcho(tcp_echo::Args),
     /// hyper HTTP/1.1 hello server per runtime (child process) under a fixed load generator.
     HttpHello(http_hello::Args),
+    /// One axum service built on the real tokio and patched to weft, A/B under wrk (plain, and
+    /// with a route that blocks its worker).
+    AxumAb(axum_ab::Args),
     /// weft::fs vs tokio::fs: BufReader lines, whole-file reads, directory walk.
     FsBench(fs_bench::Args),
     /// TR115's multi-agent LLM study on every runtime (embedded Ollama simulator by default).
@@ -104,6 +107,7 @@ pub fn main() -> ExitCode {
         Some(Command::BlockInPlace(a)) => block_in_place::run(a),
         Some(Command::TcpEcho(a)) => tcp_echo::run(a),
         Some(Command::HttpHello(a)) => http_hello::run(a),
+        Some(Command::AxumAb(a)) => axum_ab::run(a),
         Some(Command::FsBench(a)) => fs_bench::run(a),
         Some(Command::Agents(a)) => agents::run(a),
         Some(Command::ServeOllama(a)) => serve_ollama::run(a),
@@ -171,7 +175,7 @@ mod tests {
     #[test]
     fn every_subcommand_has_its_folder_and_every_folder_is_a_subcommand() {
         let commands = subcommands();
-        assert_eq!(commands.len(), 19, "public subcommands: {commands:?}");
+        assert_eq!(commands.len(), 20, "public subcommands: {commands:?}");
         let folders = study_folders();
         for c in &commands {
             assert!(

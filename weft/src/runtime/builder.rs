@@ -317,6 +317,7 @@ impl Builder {
     }
 
     fn build_with_env(&mut self, env: EnvConfig) -> io::Result<Runtime> {
+        super::foreign_tokio::install();
         let config = Config {
             global_queue_interval: self
                 .global_queue_interval

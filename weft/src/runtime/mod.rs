@@ -24,6 +24,7 @@ mod builder;
 pub(crate) mod context;
 pub(crate) mod driver;
 mod env_config;
+mod foreign_tokio;
 mod handle;
 mod id;
 pub(crate) mod io;
