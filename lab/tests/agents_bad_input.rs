@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use weft_lab::agents::agent::{generate_reports, AgentSpec, CoordKind};
-use weft_lab::agents::client::{stream_call, CallError, Endpoint, HyperClient};
+use weft_lab::agents::client::{stream_call, AdapterSleep, CallError, Endpoint, HyperClient};
 use weft_lab::agents::hosts::{self, AgentRuntime, RunPlan, SpawnMode};
 use weft_lab::agents::sim::{Fault, Profile, Sim, SimConfig};
 
@@ -136,7 +136,8 @@ fn errors_are_typed() {
         let ep = Endpoint::parse(&s.urls()[0]).unwrap();
         let body = serde_json::to_vec(&serde_json::json!({"model": "gemma3:latest", "prompt": "x"})).unwrap();
         let client = HyperClient::<Weft>::default();
-        let err = rt.block_on(stream_call::<Weft, _>(&client, &ep, "/api/generate", body, IDLE)).unwrap_err();
+        let err =
+            rt.block_on(stream_call::<AdapterSleep<Weft>, _>(&client, &ep, "/api/generate", body, IDLE)).unwrap_err();
         assert!(check(&err), "{fault:?} gave {err:?}");
     }
 }

@@ -74,7 +74,14 @@ pub fn measure(streams: usize, predict: u32, client_workers: usize) -> Result<Ca
                                               "options": {"num_predict": predict, "seed": i}});
                 Weft::spawn(async move {
                     let body = serde_json::to_vec(&body).expect("a JSON value serialises");
-                    stream_call::<Weft, _>(&*client, &ep, "/api/generate", body, Duration::from_secs(60)).await
+                    stream_call::<super::client::AdapterSleep<Weft>, _>(
+                        &*client,
+                        &ep,
+                        "/api/generate",
+                        body,
+                        Duration::from_secs(60),
+                    )
+                    .await
                 })
             })
             .collect();

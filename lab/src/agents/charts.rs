@@ -7,7 +7,7 @@ use plotters::prelude::*;
 
 use super::summary::{markdown, AgentsSection};
 
-const COLORS: [RGBColor; 8] = [
+const COLORS: [RGBColor; 9] = [
     RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0xff, 0x7f, 0x0e),
     RGBColor(0xe3, 0x77, 0xc2),
@@ -16,10 +16,12 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(0x2c, 0xa0, 0x2c),
     RGBColor(0xbc, 0xbd, 0x22),
     RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
 ];
 
 fn color(runtime: &str) -> RGBColor {
-    let i = super::hosts::AgentRuntime::ALL.iter().position(|r| r.name() == runtime).unwrap_or(0);
+    let all = super::hosts::AgentRuntime::ALL.iter().chain(&super::hosts::AgentRuntime::OPTIONAL);
+    let i = all.into_iter().position(|r| r.name() == runtime).unwrap_or(0);
     COLORS[i]
 }
 
@@ -95,7 +97,7 @@ fn fleet_chart(
             .build_cartesian_2d((1.0..x_max * 1.2).log_scale(), 0.0..y_max.max(1.0))
             .map_err(|e| e.to_string())?;
         chart.configure_mesh().x_desc("agents").y_desc(y_label).draw().map_err(|e| e.to_string())?;
-        for rt in super::hosts::AgentRuntime::ALL {
+        for &rt in super::hosts::AgentRuntime::ALL.iter().chain(&super::hosts::AgentRuntime::OPTIONAL) {
             let line: Vec<(f64, f64)> =
                 pts.iter().filter(|f| f.runtime == rt.name()).map(|f| (f.agents as f64, value(f))).collect();
             if line.is_empty() {

@@ -1,4 +1,6 @@
-//! async-std's agent rows in a child process (`weft-lab __agents-batch --runtime async-std`).
+//! Agent rows in a child process: async-std's (`weft-lab __agents-batch --runtime async-std`)
+//! and `weft-mt+reqwest-patched` (`lab/services/agents-reqwest`, built with tokio patched to
+//! weft: a graph the lab's own, which links the real tokio, cannot be).
 //!
 //! async-std's executor is a process-wide global that can be neither sized after first use nor
 //! shut down, so, like the micro suite's `__sample` children (`measure.rs`), it never runs in the
@@ -26,17 +28,45 @@ use crate::framework::runtimes::async_std::CHILD_ENV;
 pub fn run_in_child(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
     let exe =
         plan.exe.as_ref().ok_or_else(|| format!("{} runs in a child process: no weft-lab binary given", rt.name()))?;
-    let json = serde_json::to_string(plan).map_err(|e| format!("encoding the plan: {e}"))?;
-    let cpu0 = process_cpu();
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .args(["__agents-batch", "--runtime", rt.name()])
         .env(CHILD_ENV, "1")
-        .env("ASYNC_STD_THREAD_COUNT", plan.workers.to_string())
+        .env("ASYNC_STD_THREAD_COUNT", plan.workers.to_string());
+    run_command(rt, command, plan)
+}
+
+/// `weft-mt+reqwest-patched`: the plan run by `lab/services/agents-reqwest`, the same workflow
+/// (`weft_lab_agent`) compiled with tokio patched to weft, so reqwest runs on weft natively.
+/// Built on first use (release, `--locked`, into `target/agents-reqwest`; CI's smoke run sets
+/// `WEFT_LAB_SERVICES_DEBUG=1` and `WEFT_LAB_SERVICES_TARGET_DIR` to build it unoptimised into
+/// the target directory its other patched builds share).
+pub fn run_patched(plan: &RunPlan) -> Result<Batch, String> {
+    static EXE: std::sync::OnceLock<Result<std::path::PathBuf, String>> = std::sync::OnceLock::new();
+    let exe = EXE
+        .get_or_init(|| {
+            let target = std::env::var_os("WEFT_LAB_SERVICES_TARGET_DIR")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/agents-reqwest"));
+            let debug = std::env::var_os("WEFT_LAB_SERVICES_DEBUG").is_some_and(|v| v == "1");
+            crate::framework::services::expect_only_the_facade("agents-reqwest")?;
+            crate::framework::services::build("agents-reqwest", "agents-reqwest", &target, debug)
+        })
+        .clone()?;
+    run_command(AgentRuntime::WeftMtReqwestPatched, Command::new(exe), plan)
+}
+
+/// Runs `plan` in `command`'s process: the plan as JSON on its stdin, `Result<Batch, String>`
+/// as one JSON line back on its stdout.
+fn run_command(rt: AgentRuntime, mut command: Command, plan: &RunPlan) -> Result<Batch, String> {
+    let json = serde_json::to_string(plan).map_err(|e| format!("encoding the plan: {e}"))?;
+    let cpu0 = process_cpu();
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|e| format!("starting {}: {e}", exe.display()))?;
+        .map_err(|e| format!("starting the {} child: {e}", rt.name()))?;
     // The plan is small; the reply may exceed a pipe buffer, so it is read on its own thread
     // while this one watches the deadline.
     let mut stdin = child.stdin.take().expect("piped stdin");

@@ -21,7 +21,8 @@ pub struct Args {
     /// TR115's matrix with realistic timings (≈ 41 tok/s, ≈ 1 s TTFT), 5 runs per cell.
     #[arg(long)]
     pub full: bool,
-    /// Comma-separated runtimes (default: all eight).
+    /// Comma-separated runtimes (default: all eight; `weft-mt+reqwest-patched`, reqwest on weft
+    /// natively through the tokio patch, runs only when named: it first builds its own binary).
     #[arg(long, value_delimiter = ',')]
     pub runtimes: Vec<String>,
     /// Comma-separated config ids or numbers 1–6 (default: all six).
@@ -282,7 +283,7 @@ pub fn agents_main(args: Args) -> Result<bool, String> {
 }
 
 fn names() -> String {
-    AgentRuntime::ALL.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
+    AgentRuntime::ALL.iter().chain(&AgentRuntime::OPTIONAL).map(|r| r.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// `weft-lab smoke`'s agents check: the embedded simulator and two agents at a tiny size on

@@ -6,6 +6,7 @@
 //! | `weft-mt` | weft multi-thread | hyper 1.x on weft sockets, no tokio runtime |
 //! | `weft-ct` | weft current-thread + `LocalSet` | hyper 1.x on weft sockets |
 //! | `weft-mt+reqwest` | weft multi-thread | reqwest through a tokio reactor bridge |
+//! | `weft-mt+reqwest-patched` | weft multi-thread, as tokio (child process) | reqwest, natively |
 //! | `tokio-default` | tokio multi-thread | reqwest |
 //! | `tokio-localset` | tokio current-thread + `LocalSet` + `spawn_local` | reqwest |
 //! | `smol`, `smol-1kb` | smol executor | reqwest through the bridge (1 KB re-chunked) |
@@ -20,11 +21,10 @@
 use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use super::agent::{run_agent, AgentOutcome, AgentSpec, CoordKind, Coordinator};
-use super::client::{BoxFuture, Bridge, BridgeKind, HttpClient, HyperClient, ReqwestClient};
-use super::sim::process_cpu;
+pub use weft_lab_agent::plan::{drive, Batch, RunPlan, SpawnMode, Spawner};
+
+use super::client::{AdapterSleep, BoxFuture, Bridge, BridgeKind, HyperClient, ReqwestClient};
 use crate::framework::adapter::{Adapter, Flavor, RtConfig};
 use crate::framework::runtimes::{async_std::AsyncStd, smol::Smol, tokio::Tokio, weft::Weft};
 
@@ -33,6 +33,7 @@ pub enum AgentRuntime {
     WeftMt,
     WeftCt,
     WeftMtReqwest,
+    WeftMtReqwestPatched,
     TokioDefault,
     TokioLocalset,
     Smol,
@@ -57,6 +58,7 @@ impl AgentRuntime {
             AgentRuntime::WeftMt => "weft-mt",
             AgentRuntime::WeftCt => "weft-ct",
             AgentRuntime::WeftMtReqwest => "weft-mt+reqwest",
+            AgentRuntime::WeftMtReqwestPatched => "weft-mt+reqwest-patched",
             AgentRuntime::TokioDefault => "tokio-default",
             AgentRuntime::TokioLocalset => "tokio-localset",
             AgentRuntime::Smol => "smol",
@@ -65,66 +67,13 @@ impl AgentRuntime {
         }
     }
 
+    /// Rows run only when named (`--runtimes`): `weft-mt+reqwest-patched` first builds its
+    /// own binary (`lab/services/agents-reqwest`, tokio patched to weft), minutes when cold.
+    pub const OPTIONAL: [AgentRuntime; 1] = [AgentRuntime::WeftMtReqwestPatched];
+
     pub fn by_name(s: &str) -> Option<AgentRuntime> {
-        AgentRuntime::ALL.into_iter().find(|r| r.name() == s)
+        AgentRuntime::ALL.into_iter().chain(AgentRuntime::OPTIONAL).find(|r| r.name() == s)
     }
-}
-
-/// `--spawn`: one `join` of every agent in one task (the study's code), or a task per agent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum SpawnMode {
-    Join,
-    Tasks,
-}
-
-impl SpawnMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            SpawnMode::Join => "join",
-            SpawnMode::Tasks => "tasks",
-        }
-    }
-    pub fn by_name(s: &str) -> Option<SpawnMode> {
-        [SpawnMode::Join, SpawnMode::Tasks].into_iter().find(|m| m.name() == s)
-    }
-}
-
-/// What to run once.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct RunPlan {
-    pub agents: Vec<AgentSpec>,
-    pub spawn: SpawnMode,
-    pub coordinator: CoordKind,
-    /// Semaphore permits (the servers' total slots).
-    pub permits: usize,
-    /// Worker threads of multi-thread hosts.
-    pub workers: usize,
-    pub bridge_workers: usize,
-    /// How `weft-mt+reqwest` bridges to tokio (`--bridge`).
-    pub bridge: BridgeKind,
-    /// Run the agents one after another (the measured sequential baseline).
-    pub sequential: bool,
-    /// The weft-lab binary, for hosts that run in a child process (async-std: its global
-    /// executor cannot be shut down, so it never lives in the lab's own process).
-    #[serde(skip)]
-    pub exe: Option<std::path::PathBuf>,
-}
-
-/// One run's raw result.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct Batch {
-    pub wall: Duration,
-    pub agents: Vec<AgentOutcome>,
-    /// Process CPU time (user + system) during the timed part, simulator included.
-    pub cpu: Duration,
-}
-
-/// Spawns one agent as a task and gives back its join (`None` = it panicked).
-pub trait Spawner: Send + Sync + 'static {
-    fn spawn<F>(&self, f: F) -> BoxFuture<'static, Option<F::Output>>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static;
 }
 
 struct AdapterSpawner<R>(PhantomData<fn() -> R>);
@@ -166,71 +115,6 @@ impl Spawner for TokioLocal {
     }
 }
 
-/// Polls every future until all are done (a `join_all` for the study's "one task" mode).
-async fn join_all<F: Future>(futs: Vec<F>) -> Vec<F::Output> {
-    let mut futs: Vec<_> = futs.into_iter().map(Box::pin).collect();
-    let mut out: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (f, o) in futs.iter_mut().zip(out.iter_mut()) {
-            if o.is_none() {
-                match f.as_mut().poll(cx) {
-                    std::task::Poll::Ready(v) => *o = Some(v),
-                    std::task::Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    out.into_iter().map(|o| o.expect("every future completed")).collect()
-}
-
-/// The timed part, identical for every host.
-async fn drive<R: Adapter, C: HttpClient, S: Spawner>(plan: &RunPlan, client: Arc<C>, spawner: S) -> Batch {
-    let coordinator = Coordinator::new(plan.coordinator, plan.permits);
-    let cpu0 = process_cpu();
-    let start = Instant::now();
-    let agents = if plan.sequential {
-        let mut v = Vec::new();
-        for spec in &plan.agents {
-            v.push(run_agent::<R, C>(spec, &*client, &coordinator, start).await);
-        }
-        v
-    } else {
-        match plan.spawn {
-            SpawnMode::Join => {
-                join_all(plan.agents.iter().map(|s| run_agent::<R, C>(s, &*client, &coordinator, start)).collect())
-                    .await
-            }
-            SpawnMode::Tasks => {
-                let joins: Vec<_> = plan
-                    .agents
-                    .iter()
-                    .map(|spec| {
-                        let (spec, client, coordinator) = (spec.clone(), client.clone(), coordinator.clone());
-                        spawner.spawn(async move { run_agent::<R, C>(&spec, &*client, &coordinator, start).await })
-                    })
-                    .collect();
-                let mut v = Vec::new();
-                for (j, spec) in joins.into_iter().zip(&plan.agents) {
-                    v.push(j.await.unwrap_or_else(|| AgentOutcome {
-                        name: spec.name.clone(),
-                        error: Some("agent task panicked".into()),
-                        ..AgentOutcome::default()
-                    }));
-                }
-                v
-            }
-        }
-    };
-    Batch { wall: start.elapsed(), agents, cpu: process_cpu().saturating_sub(cpu0) }
-}
-
 fn bridge(workers: usize) -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers.max(1))
@@ -251,7 +135,7 @@ pub fn run(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
     let batch = match rt {
         AgentRuntime::WeftMt => {
             let r: Weft = build(mt, w)?;
-            r.block_on(drive::<Weft, _, _>(
+            r.block_on(drive::<AdapterSleep<Weft>, _, _>(
                 plan,
                 Arc::new(HyperClient::<Weft>::default()),
                 AdapterSpawner::<Weft>(PhantomData),
@@ -261,20 +145,24 @@ pub fn run(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
             let r: Weft = build(Flavor::CurrentThread, 1)?;
             r.block_on(async {
                 weft::task::LocalSet::new()
-                    .run_until(drive::<Weft, _, _>(plan, Arc::new(HyperClient::<Weft>::default()), WeftLocal))
+                    .run_until(drive::<AdapterSleep<Weft>, _, _>(
+                        plan,
+                        Arc::new(HyperClient::<Weft>::default()),
+                        WeftLocal,
+                    ))
                     .await
             })
         }
         AgentRuntime::WeftMtReqwest if plan.bridge == BridgeKind::AsyncCompat => {
             let client = Arc::new(ReqwestClient::with_bridge(Bridge::AsyncCompat, false)?);
             let r: Weft = build(mt, w)?;
-            r.block_on(drive::<Weft, _, _>(plan, client, AdapterSpawner::<Weft>(PhantomData)))
+            r.block_on(drive::<AdapterSleep<Weft>, _, _>(plan, client, AdapterSpawner::<Weft>(PhantomData)))
         }
         AgentRuntime::WeftMtReqwest => {
             let b = bridge(plan.bridge_workers)?;
             let client = Arc::new(ReqwestClient::new(Some(b.handle().clone()), false)?);
             let r: Weft = build(mt, w)?;
-            let out = r.block_on(drive::<Weft, _, _>(plan, client, AdapterSpawner::<Weft>(PhantomData)));
+            let out = r.block_on(drive::<AdapterSleep<Weft>, _, _>(plan, client, AdapterSpawner::<Weft>(PhantomData)));
             drop(r);
             drop(b);
             out
@@ -282,24 +170,27 @@ pub fn run(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
         AgentRuntime::TokioDefault => {
             let r: Tokio = build(mt, w)?;
             let client = Arc::new(ReqwestClient::new(None, false)?);
-            r.block_on(drive::<Tokio, _, _>(plan, client, AdapterSpawner::<Tokio>(PhantomData)))
+            r.block_on(drive::<AdapterSleep<Tokio>, _, _>(plan, client, AdapterSpawner::<Tokio>(PhantomData)))
         }
         AgentRuntime::TokioLocalset => {
             let r: Tokio = build(Flavor::CurrentThread, 1)?;
             let client = Arc::new(ReqwestClient::new(None, false)?);
             r.block_on(async {
-                tokio::task::LocalSet::new().run_until(drive::<Tokio, _, _>(plan, client, TokioLocal)).await
+                tokio::task::LocalSet::new()
+                    .run_until(drive::<AdapterSleep<Tokio>, _, _>(plan, client, TokioLocal))
+                    .await
             })
         }
         AgentRuntime::Smol | AgentRuntime::Smol1kb => {
             let b = bridge(plan.bridge_workers)?;
             let client = Arc::new(ReqwestClient::new(Some(b.handle().clone()), rt == AgentRuntime::Smol1kb)?);
             let r: Smol = build(mt, w)?;
-            let out = r.block_on(drive::<Smol, _, _>(plan, client, AdapterSpawner::<Smol>(PhantomData)));
+            let out = r.block_on(drive::<AdapterSleep<Smol>, _, _>(plan, client, AdapterSpawner::<Smol>(PhantomData)));
             drop(r);
             drop(b);
             out
         }
+        AgentRuntime::WeftMtReqwestPatched => return super::child::run_patched(plan),
         AgentRuntime::AsyncStd if std::env::var_os(crate::framework::runtimes::async_std::CHILD_ENV).is_none() => {
             return super::child::run_in_child(rt, plan);
         }
@@ -307,7 +198,11 @@ pub fn run(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
             let b = bridge(plan.bridge_workers)?;
             let client = Arc::new(ReqwestClient::new(Some(b.handle().clone()), false)?);
             let r: AsyncStd = build(mt, w)?;
-            let out = r.block_on(drive::<AsyncStd, _, _>(plan, client, AdapterSpawner::<AsyncStd>(PhantomData)));
+            let out = r.block_on(drive::<AdapterSleep<AsyncStd>, _, _>(
+                plan,
+                client,
+                AdapterSpawner::<AsyncStd>(PhantomData),
+            ));
             drop(b);
             out
         }

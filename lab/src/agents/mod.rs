@@ -1,5 +1,5 @@
 //! The multi-agent LLM study (reference report 000, "TR115").
-pub mod agent;
+pub use weft_lab_agent::agent;
 pub mod capacity;
 pub mod charts;
 pub mod child;

@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use super::wrk::PAGE_MARKER;
+use crate::framework::services;
 
 /// Which build of the service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,44 +38,14 @@ impl Build {
     }
 }
 
-/// `lab/services/axum-svc` in this checkout.
-fn service_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("services/axum-svc")
-}
-
 /// Builds both variants (`--locked`, into `target_dir`; release unless `debug`, which only CI's
 /// smoke run uses: its numbers mean nothing) and returns their binaries. The weft build is
 /// first checked to hold no real tokio (`cargo tree -i tokio`).
 pub fn build_both(target_dir: &Path, debug: bool) -> Result<[PathBuf; 2], String> {
-    let mut out = Vec::new();
-    for build in Build::BOTH {
-        let manifest = service_dir().join(build.name()).join("Cargo.toml");
-        if build == Build::Weft {
-            let tree = Command::new("cargo")
-                .args(["tree", "--locked", "-i", "tokio", "-e", "normal", "--prefix", "none", "--manifest-path"])
-                .arg(&manifest)
-                .output()
-                .map_err(|e| format!("cargo tree: {e}"))?;
-            let text = String::from_utf8_lossy(&tree.stdout);
-            if !tree.status.success() || text.lines().any(|l| l.starts_with("tokio v") && !l.contains("(/")) {
-                return Err(format!("the weft build's graph holds a real tokio:\n{text}"));
-            }
-        }
-        let profile = if debug { "dev" } else { "release" };
-        eprintln!("axum-ab: building the {} service (cargo build --profile {profile})…", build.name());
-        let status = Command::new("cargo")
-            .args(["build", "--profile", profile, "--locked", "--quiet", "--manifest-path"])
-            .arg(&manifest)
-            .env("CARGO_TARGET_DIR", target_dir)
-            .status()
-            .map_err(|e| format!("cargo build: {e}"))?;
-        if !status.success() {
-            return Err(format!("building {} failed", manifest.display()));
-        }
-        let dir = if debug { "debug" } else { "release" };
-        out.push(target_dir.join(dir).join(format!("axum-svc-{}", build.name())));
-    }
-    Ok([out[0].clone(), out[1].clone()])
+    services::expect_only_the_facade("axum-svc/weft")?;
+    let tokio = services::build("axum-svc/tokio", "axum-svc-tokio", target_dir, debug)?;
+    let weft = services::build("axum-svc/weft", "axum-svc-weft", target_dir, debug)?;
+    Ok([tokio, weft])
 }
 
 /// A service process, killed on drop.

@@ -51,12 +51,16 @@ pub struct RestoreOnPending(Cell<Option<u8>>);
 
 impl RestoreOnPending {
     /// The leaf future made progress: keep the unit spent.
+    #[inline]
     pub fn made_progress(&self) {
         self.0.set(None);
     }
 }
 
 impl Drop for RestoreOnPending {
+    // Inlined into every leaf future's poll (as it was while the type was crate-private, where
+    // it measured 9 instructions per mpsc send fewer in callgrind).
+    #[inline]
     fn drop(&mut self) {
         if let Some(prev) = self.0.get() {
             let _ = CURRENT.try_with(|c| c.set(Some(prev)));

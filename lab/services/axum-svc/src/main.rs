@@ -52,19 +52,23 @@ struct Quote {
 }
 
 async fn json() -> Json<Catalogue> {
-    let items: Vec<Item> =
-        (0..8).map(|id| Item { id, name: "widget", tags: ["in-stock", if id % 2 == 0 { "even" } else { "odd" }] }).collect();
+    let items: Vec<Item> = (0..8)
+        .map(|id| Item { id, name: "widget", tags: ["in-stock", if id % 2 == 0 { "even" } else { "odd" }] })
+        .collect();
     Json(Catalogue { route: "json", count: items.len(), items })
 }
 
 async fn relay(State(app): State<Arc<App>>) -> Result<Json<serde_json::Value>, (StatusCode, String)> {
     let bad = |e: reqwest::Error| (StatusCode::BAD_GATEWAY, format!("backend: {e}"));
-    let quote: Quote = app.client.get(format!("{}/quote", app.backend)).send().await.map_err(bad)?.json().await.map_err(bad)?;
+    let quote: Quote =
+        app.client.get(format!("{}/quote", app.backend)).send().await.map_err(bad)?.json().await.map_err(bad)?;
     Ok(Json(serde_json::json!({ "route": "relay", "price": quote.price * 2, "currency": quote.currency })))
 }
 
 async fn read_file(State(app): State<Arc<App>>) -> Result<Vec<u8>, (StatusCode, String)> {
-    tokio::fs::read(&app.file).await.map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, format!("{}: {e}", app.file.display())))
+    tokio::fs::read(&app.file)
+        .await
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, format!("{}: {e}", app.file.display())))
 }
 
 /// FNV-1a over 64 KiB of a fixed pattern (the lab recomputes it to check the answer).
@@ -78,7 +82,8 @@ fn fnv_64k() -> u64 {
 }
 
 async fn hash() -> Result<Json<serde_json::Value>, (StatusCode, String)> {
-    let h = tokio::task::spawn_blocking(fnv_64k).await.map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let h =
+        tokio::task::spawn_blocking(fnv_64k).await.map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     Ok(Json(serde_json::json!({ "route": "hash", "fnv": format!("{h:016x}") })))
 }
 

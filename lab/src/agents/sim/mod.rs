@@ -238,15 +238,4 @@ pub fn thread_cpu(tid: u32) -> Duration {
         .unwrap_or_default()
 }
 
-/// CPU time of the whole process, exited threads included, in nanoseconds
-/// (`CLOCK_PROCESS_CPUTIME_ID`).
-pub fn process_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a live, writable `timespec` for the duration of the call, and
-    // CLOCK_PROCESS_CPUTIME_ID is a clock every Linux kernel since 2.6.12 provides.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
+pub use weft_lab_agent::plan::process_cpu;

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::client::{stream_call, CallError, CallStats, Endpoint, HttpClient, OPENAI_PATH};
-use crate::framework::adapter::Adapter;
+use crate::stream::{stream_call, CallError, CallStats, Endpoint, HttpClient, OPENAI_PATH};
+use crate::Sleep;
 
 /// How agents coordinate (`--coordinator`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,7 +171,7 @@ fn body(spec: &AgentSpec, prompt: String) -> Vec<u8> {
     serde_json::to_vec(&v).expect("a JSON value serialises")
 }
 
-async fn call<R: Adapter, C: HttpClient + ?Sized>(
+async fn call<R: Sleep, C: HttpClient + ?Sized>(
     spec: &AgentSpec,
     client: &C,
     prompt: String,
@@ -181,7 +181,7 @@ async fn call<R: Adapter, C: HttpClient + ?Sized>(
 }
 
 /// Runs one agent; never panics on bad input, the error lands in the outcome.
-pub async fn run_agent<R: Adapter, C: HttpClient + ?Sized>(
+pub async fn run_agent<R: Sleep, C: HttpClient + ?Sized>(
     spec: &AgentSpec,
     client: &C,
     coordinator: &Coordinator,

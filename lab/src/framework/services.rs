@@ -1,0 +1,46 @@
+//! Programs the lab builds and runs but cannot link: cargo projects under `lab/services/`, each
+//! with its own lock file and dependency graph (a service built on the real tokio and the same
+//! one patched to weft; the agents workflow with reqwest on weft natively). Built with
+//! `--locked` into a target directory of their own on first use.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `lab/services/` in this checkout.
+pub fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("services")
+}
+
+/// Builds `lab/services/{project}/Cargo.toml` (release unless `debug`) into `target_dir` and
+/// returns the path of its binary `bin`.
+pub fn build(project: &str, bin: &str, target_dir: &Path, debug: bool) -> Result<PathBuf, String> {
+    let manifest = dir().join(project).join("Cargo.toml");
+    let profile = if debug { "dev" } else { "release" };
+    eprintln!("weft-lab: building lab/services/{project} (cargo build --profile {profile} --locked)…");
+    let status = Command::new("cargo")
+        .args(["build", "--profile", profile, "--locked", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .env("CARGO_TARGET_DIR", target_dir)
+        .status()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !status.success() {
+        return Err(format!("building {} failed", manifest.display()));
+    }
+    Ok(target_dir.join(if debug { "debug" } else { "release" }).join(bin))
+}
+
+/// Fails unless `cargo tree -i tokio` of `project` names only the facade (a path package):
+/// a real tokio in a graph meant to be patched would make its numbers tokio's.
+pub fn expect_only_the_facade(project: &str) -> Result<(), String> {
+    let manifest = dir().join(project).join("Cargo.toml");
+    let tree = Command::new("cargo")
+        .args(["tree", "--locked", "-i", "tokio", "-e", "normal", "--prefix", "none", "--manifest-path"])
+        .arg(&manifest)
+        .output()
+        .map_err(|e| format!("cargo tree: {e}"))?;
+    let text = String::from_utf8_lossy(&tree.stdout);
+    if !tree.status.success() || text.lines().any(|l| l.starts_with("tokio v") && !l.contains("(/")) {
+        return Err(format!("{project}'s graph holds a real tokio:\n{text}{}", String::from_utf8_lossy(&tree.stderr)));
+    }
+    Ok(())
+}
