@@ -324,3 +324,34 @@ fn without_compensation_no_thread_is_started() {
     }
     assert_eq!(m.compensating_threads_started_count(), 0);
 }
+
+/// tokio's semantics: closures queued before shutdown still run on the pool's threads, even
+/// one whose thread was started an instant before (tokio's
+/// `spawn_blocking_started_before_shutdown_continues`) and ones waiting behind a busy thread.
+#[test]
+fn closures_queued_before_shutdown_still_run() {
+    let rt = Builder::new_current_thread().max_blocking_threads(1).build().unwrap();
+    let handles: Vec<_> = (0..3u64)
+        .map(|i| {
+            rt.spawn_blocking(move || {
+                std::thread::sleep(Duration::from_millis(30));
+                i * 10
+            })
+        })
+        .collect();
+    rt.shutdown_timeout(Duration::from_secs(60));
+    let other = Builder::new_current_thread().build().unwrap();
+    let answers: Vec<u64> = handles.into_iter().map(|h| other.block_on(h).expect("ran, not cancelled")).collect();
+    assert_eq!(answers, [0, 10, 20]);
+}
+
+/// A spawn after shutdown is still refused on the spot.
+#[test]
+fn spawn_blocking_after_shutdown_is_cancelled() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    let handle = rt.handle().clone();
+    rt.shutdown_timeout(Duration::from_secs(60));
+    let h = handle.spawn_blocking(|| 1);
+    let other = Builder::new_current_thread().build().unwrap();
+    assert!(other.block_on(h).unwrap_err().is_cancelled());
+}

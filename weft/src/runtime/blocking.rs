@@ -72,9 +72,11 @@
 //! runtime holds no blocking threads.
 //!
 //! # Shutdown, as steps
-//! 1. `Runtime` shutdown closes the pool: queued closures that have not started are
-//!    cancelled (their `JoinHandle`s report cancellation); new spawns are refused likewise.
-//! 2. Idle threads are woken and exit.
+//! 1. `Runtime` shutdown closes the pool: new spawns are refused (their `JoinHandle`s report
+//!    cancellation). Closures already queued still run, as in tokio: the pool's threads —
+//!    including one started for a closure an instant before — take the queue to its end before
+//!    they exit. Only a queue no thread is left to run is cancelled.
+//! 2. Idle threads are woken and exit once the queue is empty.
 //! 3. Running closures cannot be interrupted: `Runtime::drop` waits for them (like tokio),
 //!    `shutdown_timeout` waits at most its timeout and then detaches them, and
 //!    `shutdown_background` detaches at once. A detached thread finishes its closure and exits.
@@ -369,7 +371,13 @@ impl BlockingPool {
                 return;
             }
             state.shutdown = true;
-            state.queue.drain(..).collect()
+            // Queued closures run on the threads there are (each drains the queue before it
+            // exits); with none left, nobody would.
+            if state.threads == 0 {
+                state.queue.drain(..).collect()
+            } else {
+                Vec::new()
+            }
         };
         self.inner.work.notify_all();
         self.inner.tick.notify_all();
@@ -451,7 +459,13 @@ impl Drop for ThreadExit<'_> {
         if let Some(i) = state.tids.iter().position(|&t| t == self.tid) {
             state.tids.swap_remove(i);
         }
+        // The last thread leaving a closed pool with work still queued (it unwound): cancel it.
+        let orphans: Vec<_> =
+            if state.shutdown && state.threads == 0 { state.queue.drain(..).collect() } else { Vec::new() };
         drop(state);
+        for task in orphans {
+            task.shutdown();
+        }
         self.inner.exited.notify_all();
     }
 }
