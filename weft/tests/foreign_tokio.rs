@@ -6,6 +6,16 @@ use std::process::Command;
 
 const CHILD: &str = "WEFT_FOREIGN_TOKIO_CHILD";
 
+/// Runs test `name` of this binary again as a child with `CHILD` set: its exit success and stderr.
+fn in_child(name: &str) -> (bool, String) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 #[test]
 fn a_real_tokio_spawn_on_a_weft_runtime_is_explained() {
     if std::env::var_os(CHILD).is_some() {
@@ -16,13 +26,8 @@ fn a_real_tokio_spawn_on_a_weft_runtime_is_explained() {
         });
         return;
     }
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "a_real_tokio_spawn_on_a_weft_runtime_is_explained", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "the real tokio must panic: {stderr}");
+    let (ok, stderr) = in_child("a_real_tokio_spawn_on_a_weft_runtime_is_explained");
+    assert!(!ok, "the real tokio must panic: {stderr}");
     assert!(stderr.contains("must be called from the context of a Tokio 1.x runtime"), "{stderr}");
     assert!(stderr.contains("weft: that panic came from a second tokio"), "{stderr}");
     assert!(stderr.contains("tests/foreign_tokio.rs"), "the call's location is named: {stderr}");
@@ -37,13 +42,8 @@ fn weft_own_no_runtime_panic_gets_no_second_tokio_note() {
         drop(weft::spawn(async {}));
         return;
     }
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "weft_own_no_runtime_panic_gets_no_second_tokio_note", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    let (ok, stderr) = in_child("weft_own_no_runtime_panic_gets_no_second_tokio_note");
+    assert!(!ok, "{stderr}");
     assert!(stderr.contains("(weft: there is no weft runtime"), "{stderr}");
     assert!(!stderr.contains("second tokio"), "{stderr}");
 }
