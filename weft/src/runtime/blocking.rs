@@ -415,7 +415,7 @@ fn spawn_threads(inner: &Arc<Inner>, n: usize) {
 }
 
 fn run_thread(inner: Arc<Inner>) {
-    let tid = thread_id();
+    let tid = crate::util::os_thread::thread_id();
     // Counted out on every exit, an unwind included: a thread that left `threads` counted
     // would make `BlockingPool::shutdown` wait forever for it.
     let _exit = ThreadExit { inner: &inner, tid };
@@ -527,19 +527,6 @@ fn supervise(inner: Arc<Inner>) {
     state.supervising = false;
     drop(state);
     inner.exited.notify_all();
-}
-
-/// This thread's OS id (the `/proc/self/task/<tid>` directory name); 0 where there is none.
-fn thread_id() -> i64 {
-    #[cfg(all(target_os = "linux", not(loom)))]
-    {
-        // SAFETY: `gettid` takes no arguments, touches no memory and cannot fail.
-        i64::from(unsafe { libc::gettid() })
-    }
-    #[cfg(not(all(target_os = "linux", not(loom))))]
-    {
-        0
-    }
 }
 
 /// How many of `tids` are runnable now (state `R`: on a CPU or waiting for one), from

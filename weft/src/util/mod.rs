@@ -1,4 +1,5 @@
 //! Small runtime-internal helpers.
 
 pub(crate) mod json;
+pub(crate) mod os_thread;
 pub(crate) mod wake;

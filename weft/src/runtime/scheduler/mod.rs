@@ -109,7 +109,10 @@
 //! takes the time itself: the same odd sequence number seen for longer than the threshold is
 //! a long poll. It is counted (`long_poll_count`), kept (`recent_long_polls`, 64) and printed
 //! once per second at most: `weft: task 42 spawned at src/handler.rs:88:5 blocked worker 1
-//! for 230 ms`.
+//! for 230 ms` — but only once the poll has lasted the threshold *without* the time its thread
+//! spent waiting for a CPU (the kernel's run delay): a preempted worker is not a blocking task,
+//! and a warning that fires on a busy machine for short polls would be turned off
+//! (`multi_thread/monitor.rs`, "Preempted is not blocked").
 //!
 //! *Compensation* (on by default): for each worker stuck past the threshold the monitor steals
 //! its queued tasks into the injection queue (a thief like any other; the LIFO slot, which

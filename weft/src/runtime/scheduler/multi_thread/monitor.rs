@@ -23,6 +23,19 @@
 //! poll for a whole sample and nobody in the driver, it wakes a sleeper, which takes it. As
 //! long as one worker polls and another sleeps, it samples at least every `HANDOFF_INTERVAL`.
 //!
+//! Preempted is not blocked: a poll is *stuck* (compensation steals its worker's queue) once it
+//! has lasted the threshold, but it is *reported* (counted in `long_poll_count`, kept in
+//! `recent_long_polls`, warned about) only if it *blocked* that long: time on a CPU or asleep
+//! in the kernel, not time runnable and waiting for a CPU. From the first sample that finds a
+//! worker inside a poll, each sample reads its thread's `/proc/self/task/<tid>/{schedstat,stat}`:
+//! while the poll lasts, blocked time is estimated as CPU time plus the sample intervals that
+//! ended with the thread asleep (the kernel adds a wait for a CPU to its run delay only once the
+//! wait ends, so the run delay cannot be used mid-wait); at the poll's end it is exact: the
+//! duration less the run delay accrued since the first sample. On a loaded machine a short
+//! poll whose thread was preempted for 30 ms is therefore not reported, while a 50 ms spin and
+//! a 50 ms sleep in a syscall are (`tests/long_poll_cpu.rs`). The wait between the poll's start
+//! and that first sample (at most one sampling interval, ≤ threshold / 2) is not subtracted.
+//!
 //! Why not park as soon as one sample finds every worker parked (as before): a server at low
 //! load parks its workers between requests, so the monitor parked and was woken once per
 //! request — a futex wake, a thread switch and a sample for each. `strace -f -c` of `weft-lab
@@ -40,6 +53,7 @@ use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
 use crate::loom::sync::{Arc, Condvar, Mutex};
 use crate::task::Id;
+use crate::util::os_thread::SchedSample;
 
 /// Default `Builder::long_poll_threshold`.
 pub(crate) const DEFAULT_THRESHOLD: Duration = Duration::from_millis(10);
@@ -102,6 +116,8 @@ pub(crate) struct PollSlot {
     seq: AtomicU64,
     task_id: AtomicU64,
     location: AtomicPtr<Location<'static>>,
+    /// The OS id of the thread running the poll (a core moves between threads).
+    tid: AtomicU64,
     awake: AtomicBool,
 }
 
@@ -111,14 +127,16 @@ impl PollSlot {
             seq: AtomicU64::new(0),
             task_id: AtomicU64::new(0),
             location: AtomicPtr::new(std::ptr::null_mut()),
+            tid: AtomicU64::new(0),
             awake: AtomicBool::new(true),
         }
     }
 
-    /// A poll (number `seq`, odd) of `task` starts.
+    /// A poll (number `seq`, odd) of `task` starts on thread `tid`.
     #[inline]
-    pub(crate) fn begin(&self, seq: u64, id: Id, location: &'static Location<'static>) {
+    pub(crate) fn begin(&self, seq: u64, id: Id, location: &'static Location<'static>, tid: i64) {
         self.task_id.store(id.as_u64(), Relaxed);
+        self.tid.store(tid as u64, Relaxed);
         self.location.store(location as *const Location<'static> as *mut Location<'static>, Relaxed);
         self.seq.store(seq, Release);
     }
@@ -131,6 +149,11 @@ impl PollSlot {
 
     pub(crate) fn seq(&self) -> u64 {
         self.seq.load(Acquire)
+    }
+
+    /// The kernel's figures for the thread running the current poll.
+    fn sched(&self) -> Option<SchedSample> {
+        crate::util::os_thread::sched_sample(self.tid.load(Relaxed) as i64)
     }
 
     /// The task of poll `seq`, if that poll is still the published one.
@@ -250,6 +273,60 @@ struct Seen {
     seq: u64,
     since: Instant,
     long: Option<(Id, &'static Location<'static>)>,
+    /// The polling thread's figures when a sample first found it inside this poll (read from
+    /// then on, not at every new poll: a `/proc` read per sample per worker would cost more
+    /// than the sampling itself), and at the latest sample.
+    first: Option<SchedSample>,
+    last: Option<(SchedSample, Instant)>,
+    /// Blocked time seen so far: time on a CPU, plus the intervals that ended with the thread
+    /// asleep in the kernel (an estimate; exact only at the poll's end, see `blocked_at_end`).
+    blocked: Duration,
+    /// Counted and to be reported: on top of lasting the threshold, it blocked that long
+    /// (module doc, "Preempted is not blocked").
+    reported: bool,
+}
+
+impl Seen {
+    fn new(seq: u64, since: Instant) -> Seen {
+        Seen { seq, since, long: None, first: None, last: None, blocked: Duration::ZERO, reported: false }
+    }
+
+    /// A sample found the worker still inside this poll: take the kernel's figures.
+    fn sample(&mut self, slot: &PollSlot, now: Instant) {
+        let Some(cur) = slot.sched() else { return };
+        match self.last {
+            None => self.first = Some(cur),
+            Some((prev, at)) => {
+                self.blocked += Duration::from_nanos(cur.on_cpu_ns.saturating_sub(prev.on_cpu_ns));
+                if cur.sleeping {
+                    self.blocked += now - at;
+                }
+            }
+        }
+        self.last = Some((cur, now));
+    }
+
+    /// Whether the poll has blocked its worker for `threshold` yet, as far as the samples
+    /// tell (without the kernel's figures: by wall time).
+    fn blocked_past(&self, threshold: Duration, now: Instant) -> bool {
+        match self.first {
+            Some(_) => self.blocked >= threshold,
+            None => now - self.since >= threshold,
+        }
+    }
+
+    /// At the poll's end (seen by the sample after it): its duration less the time its thread
+    /// waited for a CPU since the first sample. The thread ran to end the poll, so every wait
+    /// inside the poll is in the kernel's figure by now.
+    fn blocked_at_end(&self, slot: &PollSlot, now: Instant) -> Duration {
+        let wall = now - self.since;
+        match (self.first, slot.sched()) {
+            (Some(first), Some(cur)) => {
+                wall.saturating_sub(Duration::from_nanos(cur.run_wait_ns.saturating_sub(first.run_wait_ns)))
+            }
+            _ => wall,
+        }
+    }
 }
 
 /// The monitor thread's loop (see the module comment).
@@ -258,7 +335,7 @@ pub(crate) fn run(handle: Arc<Handle>) {
     let threshold = monitor.config.threshold;
     let cap = (threshold / 2).clamp(MIN_INTERVAL, MAX_INTERVAL);
     let now = Instant::now();
-    let mut seen: Vec<Seen> = monitor.slots.iter().map(|_| Seen { seq: 0, since: now, long: None }).collect();
+    let mut seen: Vec<Seen> = monitor.slots.iter().map(|_| Seen::new(0, now)).collect();
     let mut interval = MIN_INTERVAL;
     let mut last_warning = None;
     let mut park = false;
@@ -279,22 +356,31 @@ pub(crate) fn run(handle: Arc<Handle>) {
             awake |= seq & 1 == 1 || slot.awake.load(Relaxed) || seq != s.seq;
             if seq == s.seq && seq & 1 == 1 {
                 in_one_poll = true;
+                s.sample(slot, now);
                 if s.long.is_none() && now - s.since >= threshold {
+                    // Stuck for the scheduler's purposes (compensation), preempted or not.
                     s.long = slot.task(seq);
-                    if s.long.is_some() {
-                        monitor.long_poll_count.fetch_add(1, Relaxed);
-                    }
                 }
                 if s.long.is_some() {
+                    if !s.reported && s.blocked_past(threshold, now) {
+                        s.reported = true;
+                        monitor.long_poll_count.fetch_add(1, Relaxed);
+                    }
                     stuck.push((w, seq));
                 }
                 continue;
             }
             if let Some((task_id, spawn_location)) = s.long.take() {
-                let poll = LongPoll { task_id, spawn_location, worker: w, duration: now - s.since };
-                monitor.record(poll, &mut last_warning);
+                if !s.reported && s.blocked_at_end(slot, now) >= threshold {
+                    s.reported = true;
+                    monitor.long_poll_count.fetch_add(1, Relaxed);
+                }
+                if s.reported {
+                    let poll = LongPoll { task_id, spawn_location, worker: w, duration: now - s.since };
+                    monitor.record(poll, &mut last_warning);
+                }
             }
-            *s = Seen { seq, since: now, long: None };
+            *s = Seen::new(seq, now);
         }
         let sleepers = polling && handle.shared.idle.has_sleepers();
         if in_one_poll && sleepers && handle.driver_unattended() {
@@ -320,7 +406,10 @@ pub(crate) fn run(handle: Arc<Handle>) {
     let now = Instant::now();
     for (worker, s) in seen.iter_mut().enumerate() {
         if let Some((task_id, spawn_location)) = s.long.take() {
-            monitor.record(LongPoll { task_id, spawn_location, worker, duration: now - s.since }, &mut last_warning);
+            if s.reported {
+                let poll = LongPoll { task_id, spawn_location, worker, duration: now - s.since };
+                monitor.record(poll, &mut last_warning);
+            }
         }
     }
 }

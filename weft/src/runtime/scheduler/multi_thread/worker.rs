@@ -75,6 +75,8 @@ pub(crate) struct Context {
     pub(crate) handle: Arc<Handle>,
     pub(crate) index: usize,
     core: RefCell<Option<Box<Core>>>,
+    /// This thread's OS id, published with each poll (the monitor reads its run-queue wait).
+    tid: i64,
 }
 
 impl Core {
@@ -134,6 +136,7 @@ pub(super) fn run(handle: Arc<Handle>, index: usize, core: Box<Core>) {
         handle: handle.clone(),
         index,
         core: RefCell::new(None),
+        tid: crate::util::os_thread::thread_id(),
     });
     let _runtime = crate::runtime::context::enter_runtime("weft worker thread");
     let _enter = crate::runtime::context::enter(crate::runtime::scheduler::Handle::MultiThread(handle.clone()));
@@ -303,7 +306,7 @@ impl Context {
         let header = task.header();
         core.poll_seq = core.poll_seq.wrapping_add(2);
         core.polling = Some((header.id(), header.spawned_at));
-        self.poll_slot().begin(core.poll_seq, header.id(), header.spawned_at);
+        self.poll_slot().begin(core.poll_seq, header.id(), header.spawned_at, self.tid);
     }
 
     /// `block_in_place` on this worker: hands the core (with the task running now still
@@ -342,7 +345,7 @@ impl Context {
         core.metrics.start_poll();
         if let Some((id, location)) = core.polling {
             core.poll_seq = core.poll_seq.wrapping_add(2);
-            self.poll_slot().begin(core.poll_seq, id, location);
+            self.poll_slot().begin(core.poll_seq, id, location, self.tid);
         }
         *self.core.borrow_mut() = Some(core);
     }
