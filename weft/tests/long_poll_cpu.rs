@@ -53,7 +53,8 @@ fn runtime() -> weft::runtime::Runtime {
 }
 
 /// Runs `body` as one task's single poll on a fresh one-worker runtime; the poll's wall time and
-/// the runtime's long-poll count once the monitor has seen it end.
+/// the runtime's long-poll count once the monitor has had time to see it end (up to 2 s for a
+/// report to appear: a slow machine delays the monitor, and a late report must still be seen).
 fn one_poll(body: impl FnOnce() + Send + 'static) -> (Duration, u64) {
     let rt = runtime();
     let wall = rt.block_on(async {
@@ -65,7 +66,10 @@ fn one_poll(body: impl FnOnce() + Send + 'static) -> (Duration, u64) {
         .await
         .unwrap()
     });
-    std::thread::sleep(Duration::from_millis(100));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while rt.metrics().long_poll_count() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     (wall, rt.metrics().long_poll_count())
 }
 

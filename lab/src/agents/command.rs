@@ -2,7 +2,6 @@
 //! every server (a one-line error naming the URL before any timing starts), and writing the
 //! `agents` section into `results.json`/`report.md`/`report.html`.
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -75,44 +74,6 @@ fn default_workers() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
 }
 
-/// A minimal blocking HTTP/1.1 exchange (pre-flight only, before any timing).
-fn blocking_http(ep: &Endpoint, method: &str, path: &str, body: &str) -> Result<(u16, String), String> {
-    let mut s = std::net::TcpStream::connect_timeout(&ep.addr, Duration::from_secs(5))
-        .map_err(|e| format!("{}: cannot connect ({e}); is the server running?", ep.base))?;
-    s.set_read_timeout(Some(Duration::from_secs(120))).map_err(|e| e.to_string())?;
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        ep.authority,
-        body.len()
-    );
-    s.write_all(req.as_bytes()).map_err(|e| format!("{}: {e}", ep.base))?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(|e| format!("{}: reading the answer: {e}", ep.base))?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, rest) = text.split_once("\r\n\r\n").ok_or_else(|| format!("{}: not an HTTP answer", ep.base))?;
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| format!("{}: bad status line", ep.base))?;
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        let mut out = String::new();
-        let mut rest = rest;
-        while let Some((size, after)) = rest.split_once("\r\n") {
-            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-            if n == 0 || after.len() < n {
-                break;
-            }
-            out.push_str(&after[..n]);
-            rest = after[n..].trim_start_matches("\r\n");
-        }
-        out
-    } else {
-        rest.to_string()
-    };
-    Ok((status, body))
-}
-
 fn error_text(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
@@ -135,7 +96,7 @@ pub fn preflight(ep: &Endpoint, model: &str, openai: bool) -> Result<(), String>
             serde_json::json!({"model": model, "prompt": "hi", "stream": false, "options": {"num_predict": 1}}),
         )
     };
-    let (status, text) = blocking_http(ep, "POST", path, &body.to_string())?;
+    let (status, text) = crate::framework::http1::exchange(ep.addr, &ep.authority, "POST", path, &body.to_string())?;
     match status {
         200 => Ok(()),
         404 => Err(format!(

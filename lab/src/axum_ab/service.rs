@@ -1,8 +1,8 @@
 //! The service under test (`lab/services/axum-svc`): built twice from one source, started as a
 //! child process, proved to run on the runtime its build names, and checked route by route.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -120,20 +120,8 @@ impl Running {
 }
 
 /// `GET path` over a fresh connection; the status and body.
-pub fn get(addr: SocketAddr, path: &str) -> Result<(u16, Vec<u8>), String> {
-    let mut s = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).map_err(|e| e.to_string())?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").map_err(|e| e.to_string())?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(|e| format!("GET {path}: {e}"))?;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| format!("GET {path}: no header end"))?;
-    let head = String::from_utf8_lossy(&raw[..split]);
-    let status =
-        head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).ok_or_else(|| format!("GET {path}: {head}"))?;
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        return Err(format!("GET {path}: a chunked answer (the service sends Content-Length)"));
-    }
-    Ok((status, raw[split + 4..].to_vec()))
+fn get(addr: SocketAddr, path: &str) -> Result<(u16, String), String> {
+    crate::framework::http1::exchange(addr, &addr.to_string(), "GET", path, "")
 }
 
 /// The page `/file` serves: 4 KiB of HTML with the marker wrk checks for.
@@ -164,9 +152,9 @@ pub fn check_routes(addr: SocketAddr, page: &[u8], with_legacy: bool) -> Result<
     let json = |path: &str| -> Result<serde_json::Value, String> {
         let (status, body) = get(addr, path)?;
         if status != 200 {
-            return Err(format!("GET {path}: status {status}: {}", String::from_utf8_lossy(&body)));
+            return Err(format!("GET {path}: status {status}: {body}"));
         }
-        serde_json::from_slice(&body).map_err(|e| format!("GET {path}: {e}"))
+        serde_json::from_str(&body).map_err(|e| format!("GET {path}: {e}"))
     };
     let items: Vec<_> = (0..8)
         .map(|id| serde_json::json!({"id": id, "name": "widget", "tags": ["in-stock", if id % 2 == 0 { "even" } else { "odd" }]}))
@@ -183,7 +171,7 @@ pub fn check_routes(addr: SocketAddr, page: &[u8], with_legacy: bool) -> Result<
         }
     }
     let (status, body) = get(addr, "/file")?;
-    if status != 200 || body != page {
+    if status != 200 || body.as_bytes() != page {
         return Err(format!("GET /file: status {status}, {} bytes, not the page", body.len()));
     }
     if with_legacy && json("/legacy")? != serde_json::json!({"route": "legacy"}) {

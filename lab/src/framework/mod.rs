@@ -6,6 +6,7 @@
 
 pub mod adapter;
 pub mod baseline;
+pub mod http1;
 pub mod idle_conns;
 pub mod measure;
 pub mod report;
