@@ -12,8 +12,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::engines::{self, Engine, RunSpec, SearchOutcome};
-use super::record::JsonParser;
-use super::{child_run, corpus, query::Query};
+use super::{child_run, corpus};
 use crate::framework::stats::Summary;
 
 #[derive(Args, Debug)]
@@ -33,10 +32,6 @@ pub struct BenchArgs {
     /// Engines the sweep runs (their pool size set explicitly).
     #[arg(long, value_delimiter = ',', default_value = "weft,tokio-tuned,smol")]
     pub sweep_engines: Vec<String>,
-    /// JSON parsers (`serde-json`, `sonic-rs`): every engine runs with each; the first is the one
-    /// the targets and the sweep use.
-    #[arg(long, value_delimiter = ',', default_value = "serde-json")]
-    pub parsers: Vec<String>,
     /// Counted rounds (after one warm-up round).
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
@@ -57,8 +52,6 @@ pub struct Row {
     pub engine: String,
     /// Explicit pool size (None: the engine's default).
     pub pool: Option<usize>,
-    /// The JSON parser (`serde-json` or `sonic-rs`).
-    pub parser: String,
     pub samples_ms: Vec<f64>,
     pub peak_rss_mb: f64,
     pub median_ms: f64,
@@ -75,8 +68,6 @@ pub struct BenchResults {
     pub query: String,
     pub total_hits: u64,
     pub rounds: usize,
-    /// The parser of the targets and the sweep (the first of `--parsers`).
-    pub parser: String,
     pub rows: Vec<Row>,
 }
 
@@ -94,7 +85,7 @@ fn corpus_ready(dir: &Path, stamp: &str) -> bool {
 }
 
 pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
-    Query::parse(&args.query).map_err(|e| e.to_string())?;
+    weft_search::query::Query::parse(&args.query).map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let corpus_dir = args.out.join("corpus");
     let stamp = format!("files={} seed={} total_mb={:?}\n", args.files, args.seed, args.total_mb);
@@ -114,12 +105,8 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
     } else {
         args.engines.iter().map(|e| Engine::parse(e)).collect::<Result<_, _>>()?
     };
-    let parsers: Vec<JsonParser> = args.parsers.iter().map(|p| JsonParser::parse(p)).collect::<Result<_, _>>()?;
-    let parser = *parsers.first().ok_or("give at least one parser")?;
-    for &p in &parsers {
-        for &engine in &engine_list {
-            contenders.push(RunSpec { engine, pool: None, workers: cores, limit: args.limit, parser: p });
-        }
+    for &engine in &engine_list {
+        contenders.push(RunSpec { engine, pool: None, workers: cores, limit: args.limit });
     }
     let sweep: Vec<usize> =
         args.pool_sweep.iter().filter(|t| !t.is_empty()).map(|t| pool_size(t)).collect::<Result<_, _>>()?;
@@ -127,7 +114,7 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
         let engine = Engine::parse(name)?;
         for &n in &sweep {
             if engine.has_pool() {
-                contenders.push(RunSpec { engine, pool: Some(n), workers: cores, limit: args.limit, parser });
+                contenders.push(RunSpec { engine, pool: Some(n), workers: cores, limit: args.limit });
             }
         }
     }
@@ -144,10 +131,9 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
                 None => reference = Some(r.outcome.clone()),
                 Some(want) if *want != r.outcome => {
                     return Err(format!(
-                        "{} (pool {:?}, {}) returned a different answer ({} hits) than the first engine ({} hits)",
+                        "{} (pool {:?}) returned a different answer ({} hits) than the first engine ({} hits)",
                         c.engine.name(),
                         c.pool,
-                        c.parser.name(),
                         r.outcome.total_hits,
                         want.total_hits
                     ))
@@ -174,7 +160,6 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
             Row {
                 engine: c.engine.name().into(),
                 pool: c.pool,
-                parser: c.parser.name().into(),
                 peak_rss_mb: rss as f64 / 1024.0,
                 median_ms: sum.median,
                 min_ms: sum.min,
@@ -191,7 +176,6 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
         query: args.query.clone(),
         total_hits: reference.total_hits,
         rounds: args.rounds,
-        parser: parser.name().into(),
         rows,
     };
     std::fs::create_dir_all(&args.out).map_err(|e| e.to_string())?;
@@ -205,7 +189,7 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
 }
 
 fn find<'a>(res: &'a BenchResults, engine: &str) -> Option<&'a Row> {
-    res.rows.iter().find(|r| r.engine == engine && r.pool.is_none() && r.parser == res.parser)
+    res.rows.iter().find(|r| r.engine == engine && r.pool.is_none())
 }
 
 /// The engine table, the sweep table and the targets.
@@ -214,8 +198,8 @@ pub fn markdown(res: &BenchResults) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# weft-lab search\n\n{} files, {:.1} MB (largest {:.1} MB), {} cores, query `{}` ({} hits), {} rounds, median of child-process wall times (listing + runtime start + search); JSON parser {} unless named\n",
-        res.files, res.corpus_mb, res.largest_file_mb, res.cores, res.query, res.total_hits, res.rounds, res.parser
+        "# weft-lab search\n\n{} files, {:.1} MB (largest {:.1} MB), {} cores, query `{}` ({} hits), {} rounds, median of child-process wall times (listing + runtime start + search)\n",
+        res.files, res.corpus_mb, res.largest_file_mb, res.cores, res.query, res.total_hits, res.rounds
     );
     let weft = find(res, "weft").map(|r| r.median_ms);
     let _ = writeln!(
@@ -226,7 +210,7 @@ pub fn markdown(res: &BenchResults) -> String {
     main.sort_by(|a, b| a.median_ms.total_cmp(&b.median_ms));
     for r in &main {
         let vs = weft.map(|w| format!("{:.2}×", r.median_ms / w)).unwrap_or_default();
-        let name = if r.parser == res.parser { r.engine.clone() } else { format!("{} ({})", r.engine, r.parser) };
+        let name = &r.engine;
         let _ = writeln!(
             s,
             "| {name} | {:.1} | {:.1} | {:.1}% | {vs} | {:.0} |",

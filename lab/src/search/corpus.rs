@@ -1,9 +1,17 @@
 //! The corpus generator: `DIR/<project>/<session-uuid>.jsonl` files shaped like Claude Code
 //! transcripts, deterministic per seed.
 //!
-//! Shape per line: `type` (`user` / `assistant` / `system` / `summary`), `uuid`, `parentUuid`,
-//! `sessionId`, ISO-8601 `timestamp`, `cwd`, `version`, and `message{role, content}` where content
-//! is a string or parts (`text`, `thinking`, `tool_use{name,input}`, `tool_result{content}`).
+//! Shape per line, as Claude Code writes it (and as ccms's strict schema requires, so ccms reads
+//! every line the bench compares): `type` (`user` / `assistant` / `system` / `summary`, and now
+//! and then a `file-history-snapshot`, which is not a message), `uuid`, `parentUuid`,
+//! `isSidechain`, `userType`, `sessionId`, ISO-8601 `timestamp`, `cwd`, `version`; a system line's
+//! top-level `content` and `isMeta`; `message{role, content}` where content is a string or parts
+//! (`text`, `thinking{signature}`, `image`, `tool_use{id,name,input}`, `tool_result{content}` as a
+//! string, an empty string, text parts, or text and image parts), assistant messages with `id`,
+//! `model` and `usage`. Text carries `"`, `\`, tabs, ANSI escapes and non-ASCII (including the
+//! two letters that lower-case to ASCII); one line in 40 is written with every non-ASCII character
+//! and `/` escaped (`\u00e9`, `\/`), one in 400 with every `e` escaped too (`\u0065`), so a
+//! search that looks at raw bytes must handle escapes to get the same answer.
 //! File sizes are log-normal (median ~150 KB, σ = 1.1, capped at 10 MB) so a few files dominate
 //! the bytes, like real session directories; tool results carry the long lines (up to ~2 MB);
 //! about one line in 3,000 is truncated JSON. Words are drawn from a Zipf-weighted vocabulary, so
@@ -339,8 +347,12 @@ impl Gen {
         let mut s = String::new();
         let n = min + self.below(max - min + 1);
         self.sentence(n, &mut s);
-        if self.below(40) == 0 {
-            s.push_str(" — naïve café Überprüfung 日本語 ✓");
+        match self.below(60) {
+            0 => s.push_str(" — naïve café Überprüfung 日本語 ✓"),
+            1 => s.push_str(" \u{212a}elvin İstanbul 🦀 ok"),
+            2 => s.push_str(" with \"quotes\" and C:\\path\\to\tfile and /usr/bin/env"),
+            3 => s.push_str(" \u{1b}[31merror\u{1b}[0m: build failed"),
+            _ => {}
         }
         s
     }
@@ -467,9 +479,22 @@ fn write_session(
             })
         };
         let value = match turn % 3 {
-            0 if g.below(25) == 0 => base(
-                "system",
-                json!({"role": "system", "content": format!("Running hook {} …", g.word())}),
+            0 if g.below(25) == 0 => {
+                let mut v = base("system", json!(null), &uuid, &parent);
+                let obj = v.as_object_mut().expect("an object");
+                obj.remove("message");
+                obj.insert("content".into(), json!(format!("Running hook {} … {}", g.word(), g.word())));
+                obj.insert("isMeta".into(), json!(false));
+                obj.insert("level".into(), json!("info"));
+                v
+            }
+            0 if g.below(60) == 0 => {
+                json!({"type": "file-history-snapshot", "messageId": uuid, "snapshot": {"note": g.text(3, 10)}})
+            }
+            0 if g.below(30) == 0 => base(
+                "user",
+                json!({"role": "user", "content": [{"type": "text", "text": g.text(4, 20)},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}),
                 &uuid,
                 &parent,
             ),
@@ -484,16 +509,28 @@ fn write_session(
                 let file = format!("{cwd}/src/{}.{}", g.word(), EXTENSIONS[g.below(EXTENSIONS.len())]);
                 let input = match tool {
                     "Bash" => {
-                        json!({"command": format!("cargo {} --{}", g.word(), g.word()), "description": g.text(3, 8)})
+                        let mut cmd = format!("cargo {} --{}", g.word(), g.word());
+                        for _ in 0..g.below(12) {
+                            cmd.push(' ');
+                            cmd.push_str(g.word());
+                        }
+                        json!({"command": cmd, "description": g.text(3, 8)})
                     }
-                    "Grep" | "Glob" => json!({"pattern": g.word(), "path": cwd}),
+                    "Grep" | "Glob" => json!({"pattern": format!("{}.*{}", g.word(), g.word()), "path": cwd}),
+                    "Task" | "WebFetch" | "TodoWrite" => {
+                        json!({"description": g.text(3, 12), "prompt": g.text(10, 40)})
+                    }
                     _ => json!({"file_path": file}),
                 };
                 let id = format!("toolu_{:016x}", g.rng.next_u64());
                 parts.push(json!({"type": "tool_use", "id": id, "name": tool, "input": input}));
+                let usage = json!({"input_tokens": g.below(5000), "cache_creation_input_tokens": g.below(2000),
+                    "cache_read_input_tokens": g.below(90000), "output_tokens": g.below(3000), "service_tier": "standard"});
                 base(
                     "assistant",
-                    json!({"role": "assistant", "model": "claude-sonnet-4", "content": parts}),
+                    json!({"id": format!("msg_{:016x}", g.rng.next_u64()), "type": "message", "role": "assistant",
+                        "model": "claude-sonnet-4", "content": parts, "stop_reason": null, "stop_sequence": null,
+                        "usage": usage}),
                     &uuid,
                     &parent,
                 )
@@ -506,18 +543,19 @@ fn write_session(
                     _ => 200 + g.below(6_000),
                 };
                 let len = len.min((target.saturating_sub(c.bytes) as usize).max(200));
-                let content = if g.below(10) == 0 {
-                    json!([{"type": "text", "text": g.tool_output(len)}])
-                } else {
-                    json!(g.tool_output(len))
+                let content = match g.below(40) {
+                    0..=3 => json!([{"type": "text", "text": g.tool_output(len)}]),
+                    4 => json!(""),
+                    5 => json!([{"type": "text", "text": g.text(3, 9)},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]),
+                    _ => json!(g.tool_output(len)),
                 };
                 let id = format!("toolu_{:016x}", g.rng.next_u64());
-                base(
-                    "user",
-                    json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content}]}),
-                    &uuid,
-                    &parent,
-                )
+                let mut result = json!({"type": "tool_result", "tool_use_id": id, "content": content});
+                if g.below(15) == 0 {
+                    result["is_error"] = json!(true);
+                }
+                base("user", json!({"role": "user", "content": [result]}), &uuid, &parent)
             }
         };
         emit(g, &value, &mut w, &mut c)?;
@@ -535,9 +573,42 @@ struct Counters {
     invalid: u64,
 }
 
-/// Writes one line; about one in 3,000 is cut in half (invalid JSON, counted).
+/// Writes strings with more escapes than needed: every non-ASCII character as `\uXXXX`
+/// (surrogate pairs above the BMP), `/` as `\/`, and with `letter_e`, every `e` as `\u0065`.
+struct Escaping {
+    letter_e: bool,
+}
+
+impl serde_json::ser::Formatter for Escaping {
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> std::io::Result<()> {
+        for ch in fragment.chars() {
+            match ch {
+                '/' => w.write_all(b"\\/")?,
+                'e' if self.letter_e => w.write_all(b"\\u0065")?,
+                c if c.is_ascii() => w.write_all(&[c as u8])?,
+                c => {
+                    let mut units = [0u16; 2];
+                    for u in c.encode_utf16(&mut units) {
+                        write!(w, "\\u{u:04x}")?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes one line; about one in 3,000 is cut in half (invalid JSON, counted); one in 40 is
+/// written with extra escapes (see [`Escaping`]).
 fn emit(g: &mut Gen, value: &serde_json::Value, w: &mut impl Write, c: &mut Counters) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    use serde::Serialize;
+    let mut line = Vec::new();
+    match g.below(400) {
+        0 => value.serialize(&mut serde_json::Serializer::with_formatter(&mut line, Escaping { letter_e: true })),
+        1..=10 => value.serialize(&mut serde_json::Serializer::with_formatter(&mut line, Escaping { letter_e: false })),
+        _ => value.serialize(&mut serde_json::Serializer::new(&mut line)),
+    }
+    .map_err(std::io::Error::other)?;
     if g.below(3000) == 0 {
         line.truncate(line.len() / 2);
         c.invalid += 1;

@@ -18,13 +18,15 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::query::Query;
-use super::record::{hit_order, FileOutcome, FileSearch, Hit, JsonParser};
+use weft_search::scan::Skipped;
+pub use weft_search::scan::describe_io;
+use weft_search::search::{FileOutcome, FileSearch, Hit, Job as SearchJob};
 
 /// An engine by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -79,13 +81,6 @@ impl Engine {
     }
 }
 
-/// A file that was not searched, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Skipped {
-    pub path: String,
-    pub reason: String,
-}
-
 /// The answer of a search.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchOutcome {
@@ -107,90 +102,36 @@ impl SearchOutcome {
     }
 }
 
-/// Why reading a file failed, in words a user can act on.
-pub fn describe_io(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::NotFound => "not found (deleted during the search?)".into(),
-        io::ErrorKind::PermissionDenied => "permission denied".into(),
-        io::ErrorKind::IsADirectory => "is a directory, not a file".into(),
-        _ => e.to_string(),
-    }
-}
-
-/// Every `*.jsonl` file under `root` (or `root` itself if it is a file), sorted by path.
-/// Directories that cannot be listed are returned as skips.
+/// Every `*.jsonl` file under `root`, sorted by path, and the entries that were skipped.
 pub fn list_files(root: &Path) -> io::Result<(Vec<PathBuf>, Vec<Skipped>)> {
-    let meta = std::fs::metadata(root)?;
-    if !meta.is_dir() {
-        return Ok((vec![root.to_path_buf()], Vec::new()));
-    }
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) => {
-                skipped.push(Skipped { path: dir.display().to_string(), reason: describe_io(&e) });
-                continue;
-            }
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(mut kind) = entry.file_type() else { continue };
-            if kind.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|x| x != "jsonl") {
-                continue;
-            }
-            if kind.is_symlink() {
-                // Followed for files only (a directory link could loop).
-                match std::fs::metadata(&path) {
-                    Ok(m) => kind = m.file_type(),
-                    Err(e) => {
-                        skipped.push(Skipped { path: path.display().to_string(), reason: describe_io(&e) });
-                        continue;
-                    }
-                }
-            }
-            if kind.is_file() {
-                files.push(path);
-            } else {
-                // A FIFO would block `open` forever; sockets and devices are not transcripts.
-                let reason = if kind.is_dir() { "is a directory, not a file" } else { "not a regular file" };
-                skipped.push(Skipped { path: path.display().to_string(), reason: reason.into() });
-            }
-        }
-    }
-    files.sort();
-    Ok((files, skipped))
+    let set = weft_search::scan::list_files(root)?;
+    Ok((set.paths, set.skipped))
 }
 
-/// What every file of a run is searched for, and with which JSON parser.
-struct Job {
-    query: Arc<Query>,
-    parser: JsonParser,
-    limit: usize,
-}
+/// What every file of a run is searched for: weft-search's own per-file search.
+struct Job(Arc<SearchJob>);
 
 impl Job {
-    fn search(&self, index: usize) -> FileSearch<'_> {
-        FileSearch::new(&self.query, self.parser, index as u32, self.limit)
+    fn search(&self, index: usize, mtime: i64) -> FileSearch<'_> {
+        FileSearch::new(&self.0, index as u32, mtime)
     }
 
     /// Searches one file read whole (the unit of work of every whole-file engine).
     fn file(&self, path: &Path, index: usize) -> io::Result<FileOutcome> {
         let data = std::fs::read(path)?;
-        Ok(self.bytes(&data, index))
+        Ok(self.bytes(&data, index, mtime(&std::fs::metadata(path)?)))
     }
 
-    fn bytes(&self, data: &[u8], index: usize) -> FileOutcome {
-        let mut s = self.search(index);
-        s.bytes(data);
+    fn bytes(&self, data: &[u8], index: usize, mtime: i64) -> FileOutcome {
+        let mut s = self.search(index, mtime);
+        s.bytes(data, &AtomicBool::new(false));
         s.finish()
     }
+}
+
+/// A file's modification time in Unix seconds (summaries without a time of their own use it).
+fn mtime(m: &std::fs::Metadata) -> i64 {
+    m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Combines per-file outcomes (in file order) into the answer.
@@ -198,7 +139,7 @@ pub fn merge(
     files: &[PathBuf],
     mut skipped_files: Vec<Skipped>,
     outcomes: Vec<io::Result<FileOutcome>>,
-    limit: usize,
+    job: &SearchJob,
 ) -> SearchOutcome {
     let mut out = SearchOutcome::default();
     for (path, r) in files.iter().zip(outcomes) {
@@ -215,8 +156,8 @@ pub fn merge(
             Err(e) => skipped_files.push(Skipped { path: path.display().to_string(), reason: describe_io(&e) }),
         }
     }
-    out.hits.sort_by(hit_order);
-    out.hits.truncate(limit);
+    out.hits.sort_by(|a, b| job.order(a, b));
+    out.hits.truncate(job.limit);
     skipped_files.sort_by(|a, b| a.path.cmp(&b.path));
     out.skipped_files = skipped_files;
     out
@@ -231,7 +172,6 @@ pub struct RunSpec {
     /// Async worker threads (default: cores).
     pub workers: usize,
     pub limit: usize,
-    pub parser: JsonParser,
 }
 
 pub fn cores() -> usize {
@@ -240,17 +180,24 @@ pub fn cores() -> usize {
 
 /// Lists and searches `root` with one engine; returns the answer and the time taken (listing
 /// included, runtime start-up and teardown included, as a CLI user would feel it).
-pub fn run(spec: &RunSpec, root: &Path, query: Arc<Query>) -> io::Result<(SearchOutcome, Duration)> {
+pub fn run(spec: &RunSpec, root: &Path, query: &str) -> io::Result<(SearchOutcome, Duration)> {
     let start = Instant::now();
     let (files, skipped) = list_files(root)?;
-    let outcomes = run_files(spec, &files, query)?;
-    let out = merge(&files, skipped, outcomes, spec.limit);
+    let job = search_job(query, spec.limit).map_err(io::Error::other)?;
+    let outcomes = run_files(spec, &files, job.clone())?;
+    let out = merge(&files, skipped, outcomes, &job);
     Ok((out, start.elapsed()))
 }
 
 /// Searches `files` (in this order) with one engine.
-pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Result<Vec<io::Result<FileOutcome>>> {
-    let job = Arc::new(Job { query, parser: spec.parser, limit: spec.limit });
+/// weft-search's job for `query` (all projects, no filters, newest first).
+pub fn search_job(query: &str, limit: usize) -> Result<Arc<SearchJob>, String> {
+    let q = weft_search::query::Query::parse(query).map_err(|e| e.to_string())?;
+    Ok(Arc::new(SearchJob::new(q, Default::default(), limit, false, false)))
+}
+
+pub fn run_files(spec: &RunSpec, files: &[PathBuf], job: Arc<SearchJob>) -> io::Result<Vec<io::Result<FileOutcome>>> {
+    let job = Arc::new(Job(job));
     let files: Arc<[PathBuf]> = files.into();
     Ok(match spec.engine {
         Engine::Sequential => files.iter().enumerate().map(|(i, p)| job.file(p, i)).collect(),
@@ -277,7 +224,8 @@ pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Re
                         weft::spawn(async move {
                             if inline {
                                 let data = weft::fs::read(&files[i]).await?;
-                                Ok(job.bytes(&data, i))
+                                let m = mtime(&weft::fs::metadata(&files[i]).await?);
+                                Ok(job.bytes(&data, i, m))
                             } else {
                                 weft::task::spawn_blocking(move || job.file(&files[i], i)).await?
                             }
@@ -345,18 +293,18 @@ pub fn run_files(spec: &RunSpec, files: &[PathBuf], query: Arc<Query>) -> io::Re
 async fn tokio_lines(path: &Path, index: usize, job: &Job) -> io::Result<FileOutcome> {
     use tokio::io::AsyncBufReadExt;
     let file = tokio::fs::File::open(path).await?;
+    let m = mtime(&file.metadata().await?);
     let mut reader = tokio::io::BufReader::with_capacity(8 * 1024, file);
-    let mut s = job.search(index);
+    let mut s = job.search(index, m);
+    let never = AtomicBool::new(false);
     let mut line = Vec::new();
     loop {
         line.clear();
         if reader.read_until(b'\n', &mut line).await? == 0 {
             break;
         }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-        }
-        s.line(&line);
+        // The line keeps its `\n`, so byte and line counts equal the whole-file engines'.
+        s.bytes(&line, &never);
     }
     Ok(s.finish())
 }

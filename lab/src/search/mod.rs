@@ -1,17 +1,17 @@
 //! `weft-lab search`: the session-search workload of reference report 002 — a search over a
 //! directory of Claude Code transcripts (`<project>/<session>.jsonl`), run by several engines
-//! that must return identical answers, and a usable search tool on top.
+//! that must return identical answers. The tool itself is the `weft-search` crate; this study
+//! imports its query language and per-file search, and adds the comparison engines, the corpus
+//! generator, the engine bench and the bench against ccms ([`versus`]).
 //!
 //! # Glossary
 //! - *corpus*: the directory searched; [`corpus`] generates a realistic one per seed.
-//! - *query*: the tool's query language ([`query`]); *searched text*: what of a line the query
-//!   sees ([`record`]).
 //! - *engine*: how files reach the one shared per-file search ([`engines`]).
 //! - *hit*: a matching line; answers list the newest `limit` hits plus the total count.
 //!
 //! # Invariants
-//! - One matcher: every engine feeds bytes into [`record::FileSearch`]; engines differ only in
-//!   I/O and threading. The bench compares every answer with the first one, every sample.
+//! - One matcher: every engine feeds bytes into `weft_search::search::FileSearch`; engines
+//!   differ only in I/O and threading. The bench compares every answer with the first one, every sample.
 //! - Order is a total order: timestamp descending, then file index (sorted path order), then
 //!   line number; so answers do not depend on completion order.
 //! - Nothing is dropped silently: unreadable files, invalid lines and oversized lines are
@@ -28,29 +28,22 @@
 pub mod bench;
 pub mod corpus;
 pub mod engines;
-pub mod query;
-pub mod record;
-pub mod tool;
+pub mod versus;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Subcommand;
 use serde::{Deserialize, Serialize};
 
 use engines::{Engine, RunSpec, SearchOutcome};
-use query::Query;
 
 #[derive(clap::Args, Debug)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
     #[command(subcommand)]
-    command: Option<SearchCommand>,
-    #[command(flatten)]
-    tool: tool::ToolArgs,
+    command: SearchCommand,
 }
 
 #[derive(Subcommand, Debug)]
@@ -60,6 +53,9 @@ enum SearchCommand {
     GenCorpus(GenArgs),
     /// Every engine (and a blocking-pool sweep) on a generated corpus, interleaved and repeated.
     Bench(bench::BenchArgs),
+    /// weft-search against ccms (built from its source): whole processes, same corpus and
+    /// queries, interleaved rounds, identical hit counts checked.
+    Versus(versus::VersusArgs),
     /// Internal: one timed search in this process; prints a JSON `ChildResult`.
     #[command(name = "__run", hide = true)]
     Run(RunArgs),
@@ -91,8 +87,6 @@ pub struct RunArgs {
     query: String,
     #[arg(long, default_value_t = 50)]
     limit: usize,
-    #[arg(long, default_value = "serde-json")]
-    parser: String,
 }
 
 /// What a `__run` child prints.
@@ -106,7 +100,7 @@ pub struct ChildResult {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     match args.command {
-        Some(SearchCommand::GenCorpus(g)) => {
+        SearchCommand::GenCorpus(g) => {
             if g.dir.exists() && std::fs::read_dir(&g.dir).map_err(|e| e.to_string())?.next().is_some() {
                 return Err(format!("{} is not empty; give an empty or new directory", g.dir.display()));
             }
@@ -125,19 +119,16 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Some(SearchCommand::Bench(b)) => bench::command(b),
-        Some(SearchCommand::Run(r)) => run_child(r),
-        None => tool::command(args.tool),
+        SearchCommand::Bench(b) => bench::command(b),
+        SearchCommand::Versus(v) => versus::command(v),
+        SearchCommand::Run(r) => run_child(r),
     }
 }
 
 fn run_child(r: RunArgs) -> Result<ExitCode, String> {
     let engine = Engine::parse(&r.engine)?;
-    let query = Arc::new(Query::parse(&r.query).map_err(|e| e.to_string())?);
-    let parser = record::JsonParser::parse(&r.parser)?;
-    let spec =
-        RunSpec { engine, pool: r.pool, workers: r.workers.unwrap_or_else(engines::cores), limit: r.limit, parser };
-    let (outcome, elapsed) = engines::run(&spec, &r.path, query)
+    let spec = RunSpec { engine, pool: r.pool, workers: r.workers.unwrap_or_else(engines::cores), limit: r.limit };
+    let (outcome, elapsed) = engines::run(&spec, &r.path, &r.query)
         .map_err(|e| format!("{}: {}", r.path.display(), engines::describe_io(&e)))?;
     let result = ChildResult { elapsed_ns: elapsed.as_nanos() as u64, peak_rss_kb: peak_rss_kb(), outcome };
     println!("{}", serde_json::to_string(&result).map_err(|e| e.to_string())?);
@@ -170,8 +161,6 @@ pub fn child_run(
         &spec.limit.to_string(),
         "--workers",
         &spec.workers.to_string(),
-        "--parser",
-        spec.parser.name(),
     ]);
     // The blocking crate reads BLOCKING_MAX_THREADS once per process: set it per child.
     cmd.env_remove("BLOCKING_MAX_THREADS");
@@ -234,18 +223,9 @@ pub fn smoke(exe: &Path) -> Vec<Result<String, String>> {
     let mut lines = Vec::new();
     for q in ["tokio AND spawn", "\"thread pool\" OR /dead+lock/i", "NOT the", "zanzibar"] {
         let mut reference: Option<SearchOutcome> = None;
-        let serde = record::JsonParser::SerdeJson;
-        let runs = [Engine::Sequential, Engine::Weft, Engine::WeftInline, Engine::Tokio, Engine::TokioTuned]
-            .into_iter()
-            .chain([Engine::Smol, Engine::SmolTuned, Engine::Rayon])
-            .map(|e| (e, serde))
-            .chain([(Engine::Weft, record::JsonParser::SonicRs)]);
-        for (engine, parser) in runs {
-            let spec = RunSpec { engine, pool: None, workers: 2, limit: 20, parser };
-            let name = match parser {
-                record::JsonParser::SerdeJson => engine.name().to_string(),
-                p => format!("{} ({})", engine.name(), p.name()),
-            };
+        for engine in Engine::ALL {
+            let spec = RunSpec { engine, pool: None, workers: 2, limit: 20 };
+            let name = engine.name();
             let line = match child_run(exe, &spec, &dir, q, Duration::from_secs(120)) {
                 Err(e) => Err(format!("search {q:?} {name}: {e}")),
                 Ok(r) => match &reference {

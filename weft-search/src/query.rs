@@ -4,8 +4,14 @@
 //!
 //! Precedence, loosest first: `OR`, `AND` (explicit or implicit), `NOT`. Parsing is a small
 //! recursive descent over a token list, so every malformed query becomes a [`QueryError`] that
-//! says what was expected where, never a panic. Matching runs against one line's searched text;
-//! substrings are compared against a lower-cased copy made once per line by [`Matcher`].
+//! says what was expected where, never a panic. Matching runs against one line's searched text.
+//!
+//! Words and phrases match as ccms matches them: `text.to_lowercase()` contains
+//! `word.to_lowercase()`. For an ASCII word that is an ASCII case-insensitive search of the text
+//! itself (no copy), except where the text holds one of the two non-ASCII letters that
+//! lower-case to ASCII (KELVIN SIGN, CAPITAL I WITH DOT ABOVE); such a line, and any line tested
+//! against a non-ASCII word, gets a lower-cased copy, made at most once per line by [`Matcher`].
+//! Regexes see the text as it is.
 
 use std::fmt;
 
@@ -15,21 +21,45 @@ use regex::{Regex, RegexBuilder};
 /// A parsed query.
 #[derive(Debug)]
 pub struct Query {
-    expr: Expr,
-    /// Whether any term needs the lower-cased text (a word or phrase).
-    needs_lower: bool,
+    pub(crate) expr: Expr,
     /// Case-insensitive regexes of the positive terms, for highlighting.
     highlighters: Vec<Regex>,
 }
 
 #[derive(Debug)]
-enum Expr {
-    /// A lower-cased substring.
-    Substring(Box<memmem::Finder<'static>>),
-    Regex(Regex),
+pub(crate) enum Expr {
+    /// Every line (the empty query of `--stats`, the TUI's empty search box).
+    All,
+    /// A word or phrase, lower-cased; `ascii` is its case-insensitive finder when it is ASCII,
+    /// `finder` searches a lower-cased copy of the text.
+    Substring(Box<Substring>, String),
+    /// A regex, with the pattern and flags it was built from (for the prefilter).
+    Regex(Regex, String, String),
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     Not(Box<Expr>),
+}
+
+#[derive(Debug)]
+pub(crate) struct Substring {
+    ascii: Option<aho_corasick::AhoCorasick>,
+    finder: memmem::Finder<'static>,
+}
+
+impl Substring {
+    fn new(lower: &str) -> Result<Substring, QueryError> {
+        let ascii = if lower.is_ascii() {
+            Some(
+                aho_corasick::AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build([lower])
+                    .map_err(|e| QueryError(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        Ok(Substring { ascii, finder: memmem::Finder::new(lower.as_bytes()).into_owned() })
+    }
 }
 
 /// Why a query could not be parsed.
@@ -70,6 +100,21 @@ fn describe(t: Option<&Token>) -> String {
     }
 }
 
+/// Whether `s` (starting with `/`) holds a closing unescaped `/`: `/re/` is a regex, while a
+/// lone `/tmp` is the word `/tmp` (as in ccms).
+fn regex_ahead(s: &str) -> bool {
+    let mut escaped = false;
+    for c in s[1..].chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '/' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 fn tokenize(src: &str) -> Result<Vec<Token>, QueryError> {
     let mut out = Vec::new();
     let mut chars = src.char_indices().peekable();
@@ -86,29 +131,40 @@ fn tokenize(src: &str) -> Result<Vec<Token>, QueryError> {
                 chars.next();
                 out.push(Token::Close);
             }
-            '"' => {
+            '"' | '\'' => {
                 chars.next();
                 let mut phrase = String::new();
                 let mut closed = false;
-                for (_, c) in chars.by_ref() {
-                    if c == '"' {
-                        closed = true;
-                        break;
+                while let Some((_, ch)) = chars.next() {
+                    match ch {
+                        '\\' => match chars.next().map(|(_, n)| n) {
+                            Some('n') => phrase.push('\n'),
+                            Some('r') => phrase.push('\r'),
+                            Some('t') => phrase.push('\t'),
+                            Some('\\') => phrase.push('\\'),
+                            Some(q) if q == c => phrase.push(q),
+                            // Any other pair stays as written (ccms does the same).
+                            Some(other) => {
+                                phrase.push('\\');
+                                phrase.push(other);
+                            }
+                            None => break,
+                        },
+                        ch if ch == c => {
+                            closed = true;
+                            break;
+                        }
+                        ch => phrase.push(ch),
                     }
-                    phrase.push(c);
                 }
                 if !closed {
-                    return Err(QueryError(format!("unclosed quote starting at column {}", i + 1)));
-                }
-                if phrase.is_empty() {
-                    return Err(QueryError(format!("empty phrase \"\" at column {}", i + 1)));
+                    return Err(QueryError(format!("unclosed {c} quote starting at column {}", i + 1)));
                 }
                 out.push(Token::Text(phrase));
             }
-            '/' => {
+            '/' if regex_ahead(&src[i..]) => {
                 chars.next();
                 let mut pattern = String::new();
-                let mut closed = false;
                 while let Some((_, c)) = chars.next() {
                     match c {
                         '\\' if chars.peek().map(|&(_, n)| n) == Some('/') => {
@@ -121,18 +177,9 @@ fn tokenize(src: &str) -> Result<Vec<Token>, QueryError> {
                                 pattern.push(n);
                             }
                         }
-                        '/' => {
-                            closed = true;
-                            break;
-                        }
+                        '/' => break,
                         c => pattern.push(c),
                     }
-                }
-                if !closed {
-                    return Err(QueryError(format!(
-                        "unclosed regex starting at column {} (write /pattern/ or /pattern/i)",
-                        i + 1
-                    )));
                 }
                 let mut flags = String::new();
                 while let Some(&(_, c)) = chars.peek() {
@@ -148,7 +195,7 @@ fn tokenize(src: &str) -> Result<Vec<Token>, QueryError> {
             _ => {
                 let mut word = String::new();
                 while let Some(&(_, c)) = chars.peek() {
-                    if c.is_whitespace() || c == '(' || c == ')' || c == '"' {
+                    if c.is_whitespace() || c == '(' || c == ')' {
                         break;
                     }
                     word.push(c);
@@ -169,7 +216,6 @@ fn tokenize(src: &str) -> Result<Vec<Token>, QueryError> {
 struct Parser {
     tokens: Vec<Token>,
     pos: usize,
-    needs_lower: bool,
     highlighters: Vec<Regex>,
 }
 
@@ -229,7 +275,6 @@ impl Parser {
             }
             Some(Token::Text(s)) => {
                 self.pos += 1;
-                self.needs_lower = true;
                 if !negated {
                     self.highlighters.push(
                         RegexBuilder::new(&regex::escape(&s))
@@ -238,13 +283,11 @@ impl Parser {
                             .map_err(|e| QueryError(e.to_string()))?,
                     );
                 }
-                Ok(Expr::Substring(Box::new(memmem::Finder::new(s.to_lowercase().as_bytes()).into_owned())))
+                let lower = s.to_lowercase();
+                Ok(Expr::Substring(Box::new(Substring::new(&lower)?), lower))
             }
             Some(Token::Regex(pattern, flags)) => {
                 self.pos += 1;
-                if pattern.is_empty() {
-                    return Err(QueryError("empty regex //".into()));
-                }
                 let mut b = RegexBuilder::new(&pattern);
                 for f in flags.chars() {
                     match f {
@@ -252,9 +295,11 @@ impl Parser {
                         'm' => b.multi_line(true),
                         's' => b.dot_matches_new_line(true),
                         'x' => b.ignore_whitespace(true),
+                        // Unicode is always on; accepted because ccms accepts it.
+                        'u' => &mut b,
                         other => {
                             return Err(QueryError(format!(
-                                "unknown regex flag `{other}` in /{pattern}/{flags} (known: i, m, s, x)"
+                                "unknown regex flag `{other}` in /{pattern}/{flags} (known: i, m, s, u, x)"
                             )))
                         }
                     };
@@ -263,7 +308,7 @@ impl Parser {
                 if !negated {
                     self.highlighters.push(re.clone());
                 }
-                Ok(Expr::Regex(re))
+                Ok(Expr::Regex(re, pattern, flags))
             }
             other => Err(QueryError(format!(
                 "expected a word, \"phrase\", /regex/ or `(` at token {}, found {}",
@@ -281,12 +326,17 @@ impl Query {
         if tokens.is_empty() {
             return Err(QueryError("the query is empty".into()));
         }
-        let mut p = Parser { tokens, pos: 0, needs_lower: false, highlighters: Vec::new() };
+        let mut p = Parser { tokens, pos: 0, highlighters: Vec::new() };
         let expr = p.or(false)?;
         if p.pos != p.tokens.len() {
             return Err(QueryError(format!("unexpected {} at token {}", describe(p.peek()), p.pos + 1)));
         }
-        Ok(Query { expr, needs_lower: p.needs_lower, highlighters: p.highlighters })
+        Ok(Query { expr, highlighters: p.highlighters })
+    }
+
+    /// The query every line matches.
+    pub fn all() -> Query {
+        Query { expr: Expr::All, highlighters: Vec::new() }
     }
 
     /// Whether `text` matches (lower-cases a copy when the query has words or phrases).
@@ -306,6 +356,39 @@ pub struct Matcher<'q> {
     query: &'q Query,
 }
 
+/// The text being matched and its lower-cased copy, made on first need.
+struct Text<'t> {
+    text: &'t str,
+    lower: &'t mut String,
+    made: bool,
+    /// Whether the text holds a letter that lower-cases into ASCII from outside it.
+    special: Option<bool>,
+}
+
+impl Text<'_> {
+    fn lower(&mut self) -> &str {
+        if !self.made {
+            self.lower.clear();
+            if self.text.is_ascii() {
+                self.lower.push_str(self.text);
+                self.lower.make_ascii_lowercase();
+            } else {
+                self.lower.push_str(&self.text.to_lowercase());
+            }
+            self.made = true;
+        }
+        self.lower
+    }
+
+    fn special(&mut self) -> bool {
+        *self.special.get_or_insert_with(|| {
+            let b = self.text.as_bytes();
+            !self.text.is_ascii()
+                && (memmem::find(b, "\u{212a}".as_bytes()).is_some() || memmem::find(b, "\u{130}".as_bytes()).is_some())
+        })
+    }
+}
+
 impl<'q> Matcher<'q> {
     pub fn new(query: &'q Query) -> Matcher<'q> {
         Matcher { query }
@@ -313,25 +396,21 @@ impl<'q> Matcher<'q> {
 
     /// Whether `text` matches; `lower` is scratch space kept between calls.
     pub fn is_match(&self, text: &str, lower: &mut String) -> bool {
-        if self.query.needs_lower {
-            lower.clear();
-            if text.is_ascii() {
-                lower.push_str(text);
-                lower.make_ascii_lowercase();
-            } else {
-                lower.push_str(&text.to_lowercase());
-            }
-        }
-        eval(&self.query.expr, text, lower)
+        let mut t = Text { text, lower, made: false, special: None };
+        eval(&self.query.expr, &mut t)
     }
 }
 
-fn eval(e: &Expr, text: &str, lower: &str) -> bool {
+fn eval(e: &Expr, t: &mut Text<'_>) -> bool {
     match e {
-        Expr::Substring(f) => f.find(lower.as_bytes()).is_some(),
-        Expr::Regex(re) => re.is_match(text),
-        Expr::And(a, b) => eval(a, text, lower) && eval(b, text, lower),
-        Expr::Or(a, b) => eval(a, text, lower) || eval(b, text, lower),
-        Expr::Not(a) => !eval(a, text, lower),
+        Expr::All => true,
+        Expr::Substring(s, _) => match &s.ascii {
+            Some(ac) if !t.special() => ac.is_match(t.text),
+            _ => s.finder.find(t.lower().as_bytes()).is_some(),
+        },
+        Expr::Regex(re, ..) => re.is_match(t.text),
+        Expr::And(a, b) => eval(a, t) && eval(b, t),
+        Expr::Or(a, b) => eval(a, t) || eval(b, t),
+        Expr::Not(a) => !eval(a, t),
     }
 }
