@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::project;
-use crate::scan::{FileResult, FileSet, Scan, Skipped};
+use crate::scan::{FileOrder, FileResult, FileSet, Scan, Skipped};
 use crate::search::{Hit, Job, Stats};
 
 /// Where an invalid line is, for the message that names it.
@@ -96,7 +96,7 @@ impl Answer {
 /// Runs a whole search on the current weft runtime and merges it.
 pub async fn collect(files: Arc<FileSet>, root: &Path, job: Arc<Job>, threads: usize) -> Answer {
     let mut answer = Answer { skipped_files: files.skipped.clone(), ..Answer::default() };
-    let mut scan = Scan::start(files.clone(), job.clone(), threads);
+    let mut scan = Scan::start(files.clone(), job.clone(), threads, FileOrder::LargestFirst);
     let mut reported = vec![false; files.len()];
     while let Some(r) = scan.next().await {
         reported[r.file as usize] = true;

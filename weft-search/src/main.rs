@@ -99,7 +99,6 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             root: source.root.clone(),
             filter,
             threads: cli.threads.unwrap_or_else(scan::cores),
-            color: output::use_color(cli.no_color, true),
         })
         .map_err(|e| format!("terminal: {e}"));
     }

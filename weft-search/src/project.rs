@@ -91,6 +91,8 @@ impl Source {
         set.paths.retain(|_| *k.next().unwrap_or(&false));
         let mut k = keep.iter();
         set.sizes.retain(|_| *k.next().unwrap_or(&false));
+        let mut k = keep.iter();
+        set.mtimes.retain(|_| *k.next().unwrap_or(&false));
         Ok(set)
     }
 }

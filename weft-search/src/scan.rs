@@ -46,6 +46,8 @@ pub fn describe_io(e: &io::Error) -> String {
 pub struct FileSet {
     pub paths: Vec<PathBuf>,
     pub sizes: Vec<u64>,
+    /// Modification times, Unix seconds.
+    pub mtimes: Vec<i64>,
     /// Directories that could not be listed and entries that are not regular files.
     pub skipped: Vec<Skipped>,
 }
@@ -67,7 +69,12 @@ impl FileSet {
 pub fn list_files(root: &Path) -> io::Result<FileSet> {
     let meta = std::fs::metadata(root)?;
     if !meta.is_dir() {
-        return Ok(FileSet { paths: vec![root.to_path_buf()], sizes: vec![meta.len()], skipped: Vec::new() });
+        return Ok(FileSet {
+            paths: vec![root.to_path_buf()],
+            sizes: vec![meta.len()],
+            mtimes: vec![mtime(&meta)],
+            skipped: Vec::new(),
+        });
     }
     let mut found = Vec::new();
     let mut skipped = Vec::new();
@@ -95,7 +102,7 @@ pub fn list_files(root: &Path) -> io::Result<FileSet> {
                 continue;
             }
             match std::fs::metadata(&path) {
-                Ok(m) if m.is_file() => found.push((path, m.len())),
+                Ok(m) if m.is_file() => found.push((path, m.len(), mtime(&m))),
                 Ok(m) => {
                     // A FIFO would block `open` forever; sockets and devices are not transcripts.
                     let reason = if m.is_dir() { "is a directory, not a file" } else { "not a regular file" };
@@ -107,8 +114,27 @@ pub fn list_files(root: &Path) -> io::Result<FileSet> {
     }
     found.sort();
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    let (paths, sizes) = found.into_iter().unzip();
-    Ok(FileSet { paths, sizes, skipped })
+    let mut set = FileSet { skipped, ..FileSet::default() };
+    for (p, size, mtime) in found {
+        set.paths.push(p);
+        set.sizes.push(size);
+        set.mtimes.push(mtime);
+    }
+    Ok(set)
+}
+
+/// A file's modification time in Unix seconds (0 where unknown).
+pub fn mtime(m: &std::fs::Metadata) -> i64 {
+    m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Which files a scan reads first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOrder {
+    /// Largest first: the whole scan ends soonest (the CLI, which prints at the end).
+    LargestFirst,
+    /// Most recently modified first: the newest sessions' hits show first (the TUI).
+    NewestFirst,
 }
 
 /// What one file gave: its index in the [`FileSet`] and its outcome or the read error.
@@ -128,11 +154,15 @@ impl Scan {
     ///
     /// # Panics
     /// Outside a weft runtime (call it inside `block_on` or a task).
-    pub fn start(files: Arc<FileSet>, job: Arc<Job>, threads: usize) -> Scan {
+    pub fn start(files: Arc<FileSet>, job: Arc<Job>, threads: usize, order: FileOrder) -> Scan {
         let cancelled = Arc::new(AtomicBool::new(false));
         let (tx, rx) = weft::sync::mpsc::unbounded_channel();
+        let order_by = order;
         let mut order: Vec<u32> = (0..files.len() as u32).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(files.sizes[i as usize]));
+        match order_by {
+            FileOrder::LargestFirst => order.sort_by_key(|&i| std::cmp::Reverse(files.sizes[i as usize])),
+            FileOrder::NewestFirst => order.sort_by_key(|&i| std::cmp::Reverse(files.mtimes[i as usize])),
+        }
         let order: Arc<[u32]> = order.into();
         let next = Arc::new(AtomicUsize::new(0));
         for _ in 0..threads.clamp(1, files.len().max(1)) {
@@ -199,12 +229,7 @@ fn search_file(path: &Path, file: u32, job: &Job, cancelled: &AtomicBool) -> Res
     use std::io::Read;
     let mut f = std::fs::File::open(path).map_err(|e| describe_io(&e))?;
     let meta = f.metadata().map_err(|e| describe_io(&e))?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs() as i64);
-    let mut s = FileSearch::new(job, file, mtime);
+    let mut s = FileSearch::new(job, file, mtime(&meta));
     let mut buf = Vec::with_capacity((meta.len() + 1).min(CHUNK) as usize);
     // Inside a line longer than MAX_LINE: its length so far (its bytes are dropped).
     let mut oversized: Option<u64> = None;
