@@ -1,78 +1,22 @@
-//! `weft-lab search`: the query language, what a line's searched text is, the ordering rules,
-//! identical answers across engines, and every bad-input case (each a clear error or a counted
-//! skip, never a panic or an answer that claims to be complete when it is not).
+//! `weft-lab search`: what the study adds to weft-search. Every engine returns the identical
+//! answer (order, invalid and oversized lines counted, unreadable files as skips), the generated
+//! corpus is deterministic, and on that corpus weft-search's prefilter changes no answer.
+//!
+//! The query language and what a line's searched text is are weft-search's own; they are tested
+//! in `weft-search/tests/` (query.rs, cli.rs).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use weft_lab::search::corpus::{self, CorpusSpec};
 use weft_lab::search::engines::{self, Engine, RunSpec, SearchOutcome};
-use weft_lab::search::query::Query;
-use weft_lab::search::record::{JsonParser, MAX_LINE};
+use weft_search::query::Query;
+use weft_search::search::{Filter, Job, MAX_LINE};
 
-fn q(s: &str) -> Query {
-    Query::parse(s).unwrap_or_else(|e| panic!("{s:?}: {e}"))
-}
-
-fn err(s: &str) -> String {
-    Query::parse(s).expect_err(s).to_string()
-}
-
-#[test]
-fn words_and_phrases_are_case_insensitive_substrings() {
-    assert!(q("Tokio").is_match("we use TOKIO here"));
-    assert!(q("tok").is_match("tokio"));
-    assert!(q("\"thread pool\"").is_match("the Thread Pool grew"));
-    assert!(!q("\"thread pool\"").is_match("thread, pool"));
-    assert!(q("café").is_match("CAFÉ au lait"));
-}
-
-#[test]
-fn boolean_operators_precedence_and_parentheses() {
-    // Juxtaposition is AND; NOT binds tighter than AND, AND tighter than OR.
-    assert!(q("a b").is_match("b a"));
-    assert!(!q("a b").is_match("a"));
-    assert!(q("x OR y z").is_match("x"));
-    assert!(!q("(x OR y) z").is_match("x"));
-    assert!(q("(x OR y) z").is_match("y z"));
-    assert!(q("NOT x").is_match("y"));
-    assert!(!q("NOT x y").is_match("x y"));
-    assert!(q("NOT (x y)").is_match("x"));
-    assert!(q("NOT NOT x").is_match("x"));
-    assert!(q("a AND NOT b").is_match("a"));
-    assert!(!q("a AND NOT b").is_match("a b"));
-    // Lower-case operators are words.
-    assert!(q("and").is_match("sand"));
-}
-
-#[test]
-fn regexes_and_their_flags() {
-    assert!(q("/dead+lock/").is_match("deaddlock"));
-    assert!(!q("/Deadlock/").is_match("deadlock"));
-    assert!(q("/Deadlock/i").is_match("deadlock"));
-    assert!(q(r"/a\/b/").is_match("a/b"));
-    assert!(q("/^x$/m").is_match("a\nx\nb"));
-    assert!(q("/x/i OR y").is_match("X"));
-}
-
-#[test]
-fn malformed_queries_are_clear_errors() {
-    assert!(err("/unclosed").contains("unclosed regex"), "{}", err("/unclosed"));
-    assert!(err("AND AND").contains("expected a word"), "{}", err("AND AND"));
-    assert!(err("a AND").contains("end of the query"), "{}", err("a AND"));
-    assert!(err("(a").contains("expected `)`"), "{}", err("(a"));
-    assert!(err("a)").contains("unexpected `)`"), "{}", err("a)"));
-    assert!(err("\"open").contains("unclosed quote"));
-    assert!(err("\"\"").contains("empty phrase"));
-    assert!(err("/x/q").contains("unknown regex flag"));
-    assert!(err("/(/").contains("bad regex"));
-    assert!(err("   ").contains("empty"));
-    assert!(err("NOT").contains("end of the query"));
-}
-
+/// A user line as Claude Code writes it; `content` is a JSON string or parts.
 fn line(ts: &str, uuid: &str, content: &str) -> String {
     format!(
-        r#"{{"type":"user","uuid":"{uuid}","parentUuid":null,"sessionId":"s-1","timestamp":"{ts}","message":{{"role":"user","content":{content}}}}}"#
+        r#"{{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/w","sessionId":"s-1","version":"1.0.80","type":"user","message":{{"role":"user","content":{content}}},"uuid":"{uuid}","timestamp":"{ts}"}}"#
     )
 }
 
@@ -88,44 +32,57 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// Runs `job` on `files` with one engine and merges the outcomes.
+fn run(engine: Engine, files: &[PathBuf], job: Arc<Job>) -> SearchOutcome {
+    let spec = RunSpec { engine, pool: None, workers: 2, limit: job.limit };
+    let outcomes = engines::run_files(&spec, files, job.clone()).expect("engine runs");
+    engines::merge(files, Vec::new(), outcomes, &job)
+}
+
 /// Runs every engine on `files` and checks they all agree; returns the answer.
 fn all_engines(files: &[PathBuf], query: &str, limit: usize) -> SearchOutcome {
-    let query = Arc::new(q(query));
+    let job = engines::search_job(query, limit).unwrap_or_else(|e| panic!("{query:?}: {e}"));
     let mut first: Option<SearchOutcome> = None;
     for engine in Engine::ALL {
-        for parser in JsonParser::ALL {
-            let spec = RunSpec { engine, pool: None, workers: 2, limit, parser };
-            let outcomes = engines::run_files(&spec, files, query.clone()).expect("engine runs");
-            let out = engines::merge(files, Vec::new(), outcomes, limit);
-            match &first {
-                None => first = Some(out),
-                Some(want) => assert_eq!(want, &out, "{} with {} differs", engine.name(), parser.name()),
-            }
+        let out = run(engine, files, job.clone());
+        match &first {
+            None => first = Some(out),
+            Some(want) => assert_eq!(want, &out, "{} differs from {}", engine.name(), Engine::ALL[0].name()),
         }
     }
     first.unwrap()
 }
 
 #[test]
-fn searched_text_is_message_thinking_string_results_summary_and_ids() {
+fn engines_agree_on_every_part_shape_and_on_summary_times() {
     let d = tmp("fields");
-    let parts = r#"[{"type":"thinking","thinking":"alpha"},{"type":"text","text":"beta"},{"type":"tool_use","name":"Bash","input":{"command":"gamma"}},{"type":"tool_result","content":"delta"},{"type":"tool_result","content":[{"type":"text","text":"epsilon"}]}]"#;
+    let parts = r#"[{"type":"thinking","thinking":"alpha","signature":"sig"},{"type":"text","text":"beta"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"gamma"}},{"type":"tool_result","tool_use_id":"t1","content":"delta"},{"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":"epsilon"}]},{"type":"tool_use","id":"t3","name":"Task","input":{"prompt":"kappa"}}]"#;
     let f = d.join("p/a.jsonl");
+    // A summary first (it takes the file's time), then a message, then a summary (it takes the
+    // first message's time): the tokio engine feeds the search a line at a time, the others
+    // whole files, and all must agree on both times.
     write(
         &f,
         &[
+            r#"{"type":"summary","summary":"omega first","leafUuid":"x"}"#.into(),
             line("2025-01-01T00:00:00Z", "u-zeta", parts),
-            r#"{"type":"summary","summary":"omega summary","leafUuid":"x"}"#.into(),
+            r#"{"type":"summary","summary":"omega later","leafUuid":"y"}"#.into(),
         ],
     );
     let files = vec![f];
     let hits = |w: &str| all_engines(&files, w, 10).total_hits;
-    for w in ["alpha", "beta", "delta", "u-zeta", "s-1", "omega"] {
+    // The text of every part is searched (a Bash tool_use as `Bash: <command>`, text arrays of
+    // tool results), and the session id and uuid.
+    for w in ["alpha", "beta", "Bash: gamma", "delta", "epsilon", "u-zeta", "s-1", "omega later"] {
         assert_eq!(hits(w), 1, "{w} should be searched");
     }
-    // tool_use input and non-string tool results are not part of the searched text.
-    assert_eq!(hits("gamma"), 0);
-    assert_eq!(hits("epsilon"), 0);
+    // A Task's prompt is not part of the searched text (its description would be).
+    assert_eq!(hits("kappa"), 0);
+    let out = all_engines(&files, "omega", 10);
+    let times: Vec<&str> = out.hits.iter().map(|h| h.timestamp.as_str()).collect();
+    assert_eq!(times.len(), 2);
+    assert!(times.contains(&"2025-01-01T00:00:00Z"), "{times:?}");
+    assert!(times.iter().any(|t| t.ends_with("+00:00")), "the first summary takes the file's time: {times:?}");
 }
 
 #[test]
@@ -159,9 +116,12 @@ fn generated_corpus_is_deterministic_and_engines_agree() {
     let (f1, _) = engines::list_files(&d1).unwrap();
     let (f2, _) = engines::list_files(&d2).unwrap();
     assert_eq!(f1.len(), 6);
+    let rel = |f: &[PathBuf], d: &Path| f.iter().map(|p| p.strip_prefix(d).unwrap().to_path_buf()).collect::<Vec<_>>();
+    assert_eq!(rel(&f1, &d1), rel(&f2, &d2));
     for (a, b) in f1.iter().zip(&f2) {
         assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
     }
+    // `/x/` has no prefix of 3 bytes, so there is no prefilter: every line is parsed.
     let out = all_engines(&f1, "the OR /x/", 50);
     assert!(out.total_hits > 0);
     assert_eq!(out.lines, s1.lines);
@@ -199,6 +159,7 @@ fn an_oversized_line_is_skipped_and_the_answer_says_incomplete() {
     let out = all_engines(&[f], "hit", 10);
     assert_eq!(out.total_hits, 1);
     assert_eq!(out.oversized_lines, 1);
+    assert_eq!(out.lines, 2);
     assert!(!out.complete());
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -242,6 +203,14 @@ fn fifos_and_sockets_are_skipped_by_the_listing_not_opened() {
     assert_eq!(files.len(), 1);
     assert_eq!(skipped.len(), 2);
     assert!(skipped.iter().all(|s| s.reason == "not a regular file"));
+    // The answer reports them, and every engine ends (none opened the FIFO and blocked).
+    let job = engines::search_job("hit", 10).unwrap();
+    for engine in Engine::ALL {
+        let spec = RunSpec { engine, pool: None, workers: 2, limit: 10 };
+        let outcomes = engines::run_files(&spec, &files, job.clone()).expect("engine runs");
+        let out = engines::merge(&files, skipped.clone(), outcomes, &job);
+        assert_eq!((out.total_hits, out.skipped_files.len(), out.complete()), (1, 2, false), "{}", engine.name());
+    }
 }
 
 #[test]
@@ -261,4 +230,74 @@ fn unreadable_files_are_counted_skips() {
         assert_eq!(out.skipped_files[0].reason, "permission denied");
         assert!(!out.complete());
     }
+}
+
+/// Queries of every kind the prefilter handles differently: common and rare words, phrases,
+/// non-ASCII (the two letters that lower-case into ASCII among them), words of the lines the
+/// generator writes with escapes (`\/`, `\u00XX`, `\u0065`), regexes with flags, boolean
+/// operators, and the placeholder words of images and tool results.
+const PREFILTER_QUERIES: &[&str] = &[
+    "the",
+    "tokio",
+    "zanzibar",
+    "\"thread pool\"",
+    "'exactly-once'",
+    "café",
+    "Überprüfung",
+    "İstanbul",
+    "\u{212a}elvin",
+    "kelvin",
+    "K",
+    "elvin",
+    "usr/bin",
+    "\"/usr/bin/env\"",
+    "quotes",
+    "\"\\\"quotes\\\" and\"",
+    "e",
+    "/dead+lock/i",
+    "/(tokio|spawn)\\s+\\w/",
+    "/^\\[INFO\\] \\w+/m",
+    "/BUILD.failed/is",
+    "/ dead lock /x",
+    "tokio AND spawn",
+    "deadlock OR mutex",
+    "tokio AND NOT spawn",
+    "NOT the",
+    "\"JSON value\"",
+    "\"Tool Result\"",
+    "[Image]",
+    "\"(error)\"",
+    "\"Bash: cargo\"",
+];
+
+#[test]
+fn the_prefilter_changes_no_answer_on_the_generated_corpus() {
+    let d = tmp("prefilter");
+    // Seed 12 writes lines whose `/` are all escaped (`\/usr\/bin`) where `usr/bin` is searched
+    // text (without the `\/` trigger, 2 hits of `usr/bin` are lost), a Kelvin sign escaped as
+    // `\u212a`, lines with every `e` escaped, and invalid lines.
+    corpus::generate(&CorpusSpec { files: 40, seed: 12, total_mb: Some(8) }, &d).unwrap();
+    let (files, skipped) = engines::list_files(&d).unwrap();
+    assert_eq!((files.len(), skipped.len()), (40, 0));
+    let mut prefiltered = 0;
+    for &query in PREFILTER_QUERIES {
+        let job = |prefilter: bool| {
+            let q = Query::parse(query).unwrap_or_else(|e| panic!("{query:?}: {e}"));
+            let job = Job::new(q, Filter::default(), 25, false, false);
+            Arc::new(if prefilter { job } else { job.without_prefilter() })
+        };
+        let (with, without) = (job(true), job(false));
+        prefiltered += usize::from(with.prefilter.is_some());
+        let mut a = run(Engine::Sequential, &files, with);
+        let mut b = run(Engine::Sequential, &files, without);
+        assert!(b.total_hits > 0, "{query:?} hits nothing: the comparison would prove nothing");
+        // Invalid lines that cannot match are not even parsed with the prefilter, so not counted.
+        assert!(a.invalid_lines <= b.invalid_lines, "{query:?}");
+        (a.invalid_lines, b.invalid_lines) = (0, 0);
+        assert_eq!(a.total_hits, b.total_hits, "{query:?}: hits with the prefilter, and without");
+        assert_eq!(a, b, "{query:?}: the answer with the prefilter differs from the one without");
+    }
+    // Most queries have a prefilter (else this test would compare a search with itself).
+    assert!(prefiltered >= PREFILTER_QUERIES.len() - 5, "only {prefiltered} queries had a prefilter");
+    let _ = std::fs::remove_dir_all(&d);
 }

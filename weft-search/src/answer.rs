@@ -70,7 +70,8 @@ impl Answer {
                 // Merge the file's (sorted) best hits into ours and keep the best `limit`.
                 if !f.hits.is_empty() {
                     let mut merged = Vec::with_capacity(self.hits.len() + f.hits.len());
-                    let (mut a, mut b) = (std::mem::take(&mut self.hits).into_iter().peekable(), f.hits.into_iter().peekable());
+                    let (mut a, mut b) =
+                        (std::mem::take(&mut self.hits).into_iter().peekable(), f.hits.into_iter().peekable());
                     while merged.len() < job.limit {
                         let take_a = match (a.peek(), b.peek()) {
                             (Some(x), Some(y)) => job.order(x, y).is_le(),

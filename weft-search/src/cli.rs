@@ -13,7 +13,7 @@ use clap::{Parser, ValueEnum};
     long_about = "Search your Claude Code sessions (~/.claude/projects/**/*.jsonl).\n\n\
         Without a QUERY on a terminal, opens the interactive search.\n\n\
         QUERY: words and \"phrases\" or 'phrases' (case-insensitive substrings), /regex/flags \
-        (flags i, m, s, x), AND, OR, NOT, parentheses; words side by side mean AND. \
+        (flags i, m, s, u, x), AND, OR, NOT, parentheses; words side by side mean AND. \
         Inside a phrase, \\\" \\' and \\\\ stand for the quote or backslash itself.\n\n\
         Exit status as grep: 0 hits found, 1 no hits, 2 error (or an incomplete answer with --strict).",
     after_help = "Examples:\n  weft-search 'tokio AND spawn' --since '2 days ago'\n  \
@@ -36,7 +36,7 @@ pub struct Cli {
     pub message_id: Option<String>,
 
     /// Only sessions whose working directory is PATH or below it (default: the current
-    /// directory's project when it has sessions, else every project).
+    /// directory's; with no sessions there, an error that suggests --all-projects).
     #[arg(long, value_name = "PATH", conflicts_with = "all_projects")]
     pub project: Option<PathBuf>,
 
@@ -89,7 +89,7 @@ pub struct Cli {
     pub strict: bool,
 
     /// Where to search: a directory, a .jsonl file, or a glob such as
-    /// '~/.claude/projects/**/*.jsonl' (default: ~/.claude/projects, or $WEFT_SEARCH_ROOT).
+    /// '~/.claude/projects/**/*.jsonl' (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects).
     #[arg(short = 'p', long = "pattern", visible_alias = "path", value_name = "PATH|GLOB")]
     pub pattern: Option<String>,
 

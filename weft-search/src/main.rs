@@ -71,7 +71,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         (None, Some(s)) => Some(when::parse("--since", s, &now).map_err(|e| e.to_string())?),
         (None, None) => None,
     };
-    let before = cli.before.as_deref().map(|b| when::parse("--before", b, &now)).transpose().map_err(|e| e.to_string())?;
+    let before =
+        cli.before.as_deref().map(|b| when::parse("--before", b, &now)).transpose().map_err(|e| e.to_string())?;
     let filter = Filter {
         role: cli.role.map(kind_of),
         session: cli.session.clone(),
@@ -157,7 +158,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         for s in &answer.skipped_files {
             eprintln!("weft-search: skipped {}: {}", s.path, s.reason);
         }
-        let mut places = answer.invalid_at.iter().map(|p| format!("{}:{}", p.path, p.line)).collect::<Vec<_>>().join(", ");
+        let mut places =
+            answer.invalid_at.iter().map(|p| format!("{}:{}", p.path, p.line)).collect::<Vec<_>>().join(", ");
         if !places.is_empty() {
             places = format!(" (first at {places})");
         }

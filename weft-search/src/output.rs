@@ -100,17 +100,33 @@ pub fn summary_json(a: &Answer, elapsed_ms: f64) -> serde_json::Value {
     })
 }
 
-pub fn print_json(out: &mut impl Write, a: &Answer, paths: &[PathBuf], root: &Path, style: Style, elapsed_ms: f64) -> io::Result<()> {
-    let hits = a.hits.iter().map(|h| json_hit(h, &paths[h.file as usize], root, style)).collect::<io::Result<Vec<_>>>()?;
+pub fn print_json(
+    out: &mut impl Write,
+    a: &Answer,
+    paths: &[PathBuf],
+    root: &Path,
+    style: Style,
+    elapsed_ms: f64,
+) -> io::Result<()> {
+    let hits =
+        a.hits.iter().map(|h| json_hit(h, &paths[h.file as usize], root, style)).collect::<io::Result<Vec<_>>>()?;
     let mut doc = summary_json(a, elapsed_ms);
     doc["hits"] = serde_json::to_value(hits).map_err(io::Error::other)?;
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
     writeln!(out)
 }
 
-pub fn print_jsonl(out: &mut impl Write, a: &Answer, paths: &[PathBuf], root: &Path, style: Style, elapsed_ms: f64) -> io::Result<()> {
+pub fn print_jsonl(
+    out: &mut impl Write,
+    a: &Answer,
+    paths: &[PathBuf],
+    root: &Path,
+    style: Style,
+    elapsed_ms: f64,
+) -> io::Result<()> {
     for h in &a.hits {
-        serde_json::to_writer(&mut *out, &json_hit(h, &paths[h.file as usize], root, style)?).map_err(io::Error::other)?;
+        serde_json::to_writer(&mut *out, &json_hit(h, &paths[h.file as usize], root, style)?)
+            .map_err(io::Error::other)?;
         writeln!(out)?;
     }
     // The last line, as ccms's `_metadata`: a script can tell a complete answer from a cut one.
@@ -188,11 +204,23 @@ pub fn print_stats(out: &mut impl Write, a: &Answer, json_out: bool) -> io::Resu
         return writeln!(out);
     }
     let total = a.total_hits.max(1) as f64;
-    writeln!(out, "{} messages in {} sessions, {} projects, {} files searched", a.total_hits, sessions.len(), projects.len(), a.files_searched)?;
+    writeln!(
+        out,
+        "{} messages in {} sessions, {} projects, {} files searched",
+        a.total_hits,
+        sessions.len(),
+        projects.len(),
+        a.files_searched
+    )?;
     if let (Some(f), Some(l)) = (&stats.first, &stats.last) {
         writeln!(out, "from {} to {}", local_time(f), local_time(l))?;
     }
-    for (title, rows, max) in [("by role", &roles, usize::MAX), ("by type", &parts, usize::MAX), ("by project", &projects, 10), ("by session (top 10)", &sessions, 10)] {
+    for (title, rows, max) in [
+        ("by role", &roles, usize::MAX),
+        ("by type", &parts, usize::MAX),
+        ("by project", &projects, 10),
+        ("by session (top 10)", &sessions, 10),
+    ] {
         writeln!(out, "\n{title}:")?;
         for (name, n) in rows.iter().take(max) {
             let name = if name.is_empty() { "(none)" } else { name };

@@ -123,7 +123,8 @@ fn cover(e: &Expr) -> Option<Cover> {
 
 /// Escapes that could hide a printable ASCII character (`\u0020`–`\u007f`), or one of the two
 /// non-ASCII letters that lower-case to ASCII.
-const ESCAPE_TRIGGERS: [&[u8]; 8] = [b"\\u002", b"\\u003", b"\\u004", b"\\u005", b"\\u006", b"\\u007", b"\\u212a", b"\\u0130"];
+const ESCAPE_TRIGGERS: [&[u8]; 8] =
+    [b"\\u002", b"\\u003", b"\\u004", b"\\u005", b"\\u006", b"\\u007", b"\\u212a", b"\\u0130"];
 
 /// Finds candidate lines in raw bytes.
 #[derive(Debug, Clone)]

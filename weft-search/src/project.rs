@@ -24,7 +24,9 @@ pub fn default_root() -> Result<PathBuf, String> {
 
 /// A project path as Claude Code names its directory.
 pub fn encode(path: &str) -> String {
-    path.chars().map(|c| if matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' | '.' | '_') { '-' } else { c }).collect()
+    path.chars()
+        .map(|c| if matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' | '.' | '_') { '-' } else { c })
+        .collect()
 }
 
 /// The project directory name of `file` (see the module comment).
@@ -76,14 +78,14 @@ impl Source {
     /// Lists the files (sorted), keeping those in a project that passes `project` (an encoded
     /// prefix) and matching the glob.
     pub fn list(&self, project: Option<&str>) -> Result<FileSet, String> {
-        let mut set = scan::list_files(&self.root).map_err(|e| format!("{}: {}", self.root.display(), scan::describe_io(&e)))?;
+        let mut set =
+            scan::list_files(&self.root).map_err(|e| format!("{}: {}", self.root.display(), scan::describe_io(&e)))?;
         let keep: Vec<bool> = set
             .paths
             .iter()
             .map(|f| {
                 let glob_ok = self.glob.as_ref().is_none_or(|g| f.to_str().is_some_and(|s| g.is_match(s)));
-                let project_ok =
-                    project.is_none_or(|p| project_dir(f, &self.root).is_some_and(|d| d.starts_with(p)));
+                let project_ok = project.is_none_or(|p| project_dir(f, &self.root).is_some_and(|d| d.starts_with(p)));
                 glob_ok && project_ok
             })
             .collect();
@@ -93,6 +95,11 @@ impl Source {
         set.sizes.retain(|_| *k.next().unwrap_or(&false));
         let mut k = keep.iter();
         set.mtimes.retain(|_| *k.next().unwrap_or(&false));
+        // A skip in another project could not have held a hit: it does not make this answer
+        // incomplete. (One whose project cannot be told, such as the root, is kept.)
+        set.skipped.retain(|s| {
+            project.is_none_or(|p| project_dir(Path::new(&s.path), &self.root).is_none_or(|d| d.starts_with(p)))
+        });
         Ok(set)
     }
 }

@@ -332,7 +332,10 @@ mod tests {
 
     #[test]
     fn string_and_part_contents() {
-        assert_eq!(text_of(&format!(r#"{{"type":"user",{BASE},"message":{{"role":"user","content":"hi"}}}}"#)), "hi S U");
+        assert_eq!(
+            text_of(&format!(r#"{{"type":"user",{BASE},"message":{{"role":"user","content":"hi"}}}}"#)),
+            "hi S U"
+        );
         let line = format!(
             r#"{{"type":"assistant",{BASE},"message":{{"content":[{{"type":"thinking","thinking":"hm","signature":"x"}},{{"type":"text","text":"a\nb"}},{{"type":"image","source":{{"type":"base64"}}}}]}}}}"#
         );
@@ -347,7 +350,10 @@ mod tests {
             ))
         };
         let long = "x".repeat(60);
-        assert_eq!(tu("Bash", &format!(r#"{{"command":"{long}","description":"d"}}"#)), format!("Bash: {}... S U", &long[..50]));
+        assert_eq!(
+            tu("Bash", &format!(r#"{{"command":"{long}","description":"d"}}"#)),
+            format!("Bash: {}... S U", &long[..50])
+        );
         assert_eq!(tu("Bash", r#"{"command":"ls"}"#), "Bash: ls S U");
         assert_eq!(tu("Read", r#"{"file_path":"/a/b/c.rs"}"#), "Read: c.rs S U");
         assert_eq!(tu("Grep", r#"{"pattern":"é"}"#), "Grep: é S U");
@@ -356,7 +362,10 @@ mod tests {
         assert_eq!(tu("Bash", r#""not an object""#), "Bash S U");
         assert_eq!(tu("Bash", r#"{"command":7}"#), "Bash S U");
         // 20 two-byte characters are 40 bytes, under Grep's 30 characters but over 30 bytes.
-        assert_eq!(tu("Grep", &format!(r#"{{"pattern":"{}"}}"#, "é".repeat(20))), format!("Grep: {}... S U", "é".repeat(20)));
+        assert_eq!(
+            tu("Grep", &format!(r#"{{"pattern":"{}"}}"#, "é".repeat(20))),
+            format!("Grep: {}... S U", "é".repeat(20))
+        );
     }
 
     #[test]
@@ -383,7 +392,10 @@ mod tests {
     #[test]
     fn summary_system_and_other_types() {
         assert_eq!(text_of(r#"{"type":"summary","summary":"Fix it","leafUuid":"L"}"#), "Fix it L");
-        assert_eq!(text_of(&format!(r#"{{"type":"system",{BASE},"content":"hook ran","isMeta":false}}"#)), "hook ran S U");
+        assert_eq!(
+            text_of(&format!(r#"{{"type":"system",{BASE},"content":"hook ran","isMeta":false}}"#)),
+            "hook ran S U"
+        );
         let mut t = String::new();
         assert_eq!(parse(r#"{"type":"file-history-snapshot","uuid":"x"}"#, &mut t), Err(Unread::NotAMessage));
         assert_eq!(parse(r#"{"type":"user""#, &mut t), Err(Unread::Invalid));

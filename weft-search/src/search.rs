@@ -342,11 +342,7 @@ impl<'j> FileSearch<'j> {
             // Full: only a hit that sorts before the worst kept one gets in. Its timestamp
             // decides unless equal (then the earlier line wins, and this line is later).
             let worst = self.out.hits.last().expect("limit > 0");
-            let before = if self.job.oldest_first {
-                timestamp < worst.timestamp
-            } else {
-                timestamp > worst.timestamp
-            };
+            let before = if self.job.oldest_first { timestamp < worst.timestamp } else { timestamp > worst.timestamp };
             if !before {
                 return;
             }

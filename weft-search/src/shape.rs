@@ -130,7 +130,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
 /// A `tool_use` input: the one field ccms shows per tool, when the input is an object (the
 /// last of duplicate keys wins, as in a `serde_json::Value`).
 pub enum Input<'a> {
-    Object { command: Option<Str<'a>>, file_path: Option<Str<'a>>, pattern: Option<Str<'a>>, description: Option<Str<'a>> },
+    Object {
+        command: Option<Str<'a>>,
+        file_path: Option<Str<'a>>,
+        pattern: Option<Str<'a>>,
+        description: Option<Str<'a>>,
+    },
     Other,
 }
 
@@ -216,9 +221,7 @@ pub struct Item<'a> {
 impl Item<'_> {
     /// `{type: string, text: string}`.
     pub fn is_text(&self) -> bool {
-        self.object
-            && matches!(self.kind, Some(Str::S(_)))
-            && matches!(self.text, Some(Str::S(_)))
+        self.object && matches!(self.kind, Some(Str::S(_))) && matches!(self.text, Some(Str::S(_)))
     }
 
     /// `{type: string, source: {type: string}}`.

@@ -63,7 +63,13 @@ fn write_sessions(projects: &Path) {
     std::fs::create_dir_all(&dir).unwrap();
     let mut a = Vec::new();
     a.push(line("user", "sess-aaa", "u1", "2025-03-01T10:00:00Z", r#""how do I fix the zebra deadlock""#));
-    a.push(line("assistant", "sess-aaa", "u2", "2025-03-01T10:00:05Z", r#"[{"type":"text","text":"The zebra deadlock comes from lock order.\nSecond line of the answer."}]"#));
+    a.push(line(
+        "assistant",
+        "sess-aaa",
+        "u2",
+        "2025-03-01T10:00:05Z",
+        r#"[{"type":"text","text":"The zebra deadlock comes from lock order.\nSecond line of the answer."}]"#,
+    ));
     for i in 0..50 {
         a.push(line("user", "sess-aaa", &format!("f{i}"), "2025-03-01T09:00:00Z", r#""filler words only""#));
     }

@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use weft_search::scan::Skipped;
 pub use weft_search::scan::describe_io;
+use weft_search::scan::Skipped;
 use weft_search::search::{FileOutcome, FileSearch, Hit, Job as SearchJob};
 
 /// An engine by name.

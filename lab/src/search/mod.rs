@@ -28,6 +28,7 @@
 pub mod bench;
 pub mod corpus;
 pub mod engines;
+pub mod tui_latency;
 pub mod versus;
 
 use std::io::Read;
@@ -56,6 +57,9 @@ enum SearchCommand {
     /// weft-search against ccms (built from its source): whole processes, same corpus and
     /// queries, interleaved rounds, identical hit counts checked.
     Versus(versus::VersusArgs),
+    /// Keystroke-to-first-result of weft-search's interactive search under tmux.
+    #[command(name = "tui-latency")]
+    TuiLatency(tui_latency::TuiLatencyArgs),
     /// Internal: one timed search in this process; prints a JSON `ChildResult`.
     #[command(name = "__run", hide = true)]
     Run(RunArgs),
@@ -121,6 +125,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         SearchCommand::Bench(b) => bench::command(b),
         SearchCommand::Versus(v) => versus::command(v),
+        SearchCommand::TuiLatency(t) => tui_latency::command(t),
         SearchCommand::Run(r) => run_child(r),
     }
 }

@@ -166,7 +166,10 @@ pub fn command(args: VersusArgs) -> Result<ExitCode, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let weft = args.weft_search.clone().unwrap_or_else(|| exe.with_file_name("weft-search"));
     if !weft.exists() {
-        return Err(format!("{} not found: build it with `cargo build --release -p weft-search` or give --weft-search", weft.display()));
+        return Err(format!(
+            "{} not found: build it with `cargo build --release -p weft-search` or give --weft-search",
+            weft.display()
+        ));
     }
     if !args.ccms.exists() {
         return Err(format!("{} not found: build ccms from github.com/mkusaka/ccms", args.ccms.display()));
@@ -241,7 +244,10 @@ pub fn command(args: VersusArgs) -> Result<ExitCode, String> {
             weft_rss_mb: rss[0] as f64 / 1024.0,
             ccms_rss_mb: rss[1].min(rss[2]) as f64 / 1024.0,
         };
-        eprintln!("{label}: {} hits, weft-search {w:.1} ms, ccms {c:.1} ms, ccms rayon {r:.1} ms: {:.2}×", row.hits, row.speedup);
+        eprintln!(
+            "{label}: {} hits, weft-search {w:.1} ms, ccms {c:.1} ms, ccms rayon {r:.1} ms: {:.2}×",
+            row.hits, row.speedup
+        );
         rows.push(row);
     }
     // Startup: one tiny file, a query with no hits.

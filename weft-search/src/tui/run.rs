@@ -49,7 +49,13 @@ struct Projects<'a>(&'a Setup);
 
 impl Names for Projects<'_> {
     fn project(&self, file: u32) -> String {
-        self.0.files.paths.get(file as usize).and_then(|p| project::project_dir(p, &self.0.root)).unwrap_or("").to_owned()
+        self.0
+            .files
+            .paths
+            .get(file as usize)
+            .and_then(|p| project::project_dir(p, &self.0.root))
+            .unwrap_or("")
+            .to_owned()
     }
 }
 
@@ -70,7 +76,13 @@ fn log_line(log: &mut Option<std::fs::File>, event: &str, c: &Current, extra: &s
     }
 }
 
-fn start(setup: &Setup, state: &mut State, current: &mut Option<Current>, started: Instant, log: &mut Option<std::fs::File>) {
+fn start(
+    setup: &Setup,
+    state: &mut State,
+    current: &mut Option<Current>,
+    started: Instant,
+    log: &mut Option<std::fs::File>,
+) {
     if let Some(mut old) = current.take() {
         old.scan.cancel();
         log_line(log, "cancelled", &old, "");
@@ -90,7 +102,15 @@ fn start(setup: &Setup, state: &mut State, current: &mut Option<Current>, starte
     let filter = Filter { role: state.role_filter().or(setup.filter.role), ..setup.filter.clone() };
     let job = Arc::new(Job::new(query, filter, SHOWN, state.oldest_first, false));
     let scan = Scan::start(setup.files.clone(), job.clone(), setup.threads, FileOrder::NewestFirst);
-    *current = Some(Current { scan, job, answer: Answer::default(), started, first_result: None, first_logged: false, query: state.query.clone() });
+    *current = Some(Current {
+        scan,
+        job,
+        answer: Answer::default(),
+        started,
+        first_result: None,
+        first_logged: false,
+        query: state.query.clone(),
+    });
 }
 
 /// Takes what the scan has delivered; true when something changed.
@@ -285,7 +305,15 @@ pub fn run(setup: &Setup) -> io::Result<Option<String>> {
 mod tests {
     #[test]
     fn base64_matches_rfc_4648_vectors() {
-        for (plain, enc) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")] {
+        for (plain, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
             assert_eq!(super::base64(plain.as_bytes()), enc);
         }
     }

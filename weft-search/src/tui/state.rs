@@ -11,7 +11,8 @@ use crate::record::Kind;
 use crate::search::Hit;
 
 /// The role filter Tab cycles through: all, then each role.
-pub const ROLES: [Option<Kind>; 5] = [None, Some(Kind::User), Some(Kind::Assistant), Some(Kind::System), Some(Kind::Summary)];
+pub const ROLES: [Option<Kind>; 5] =
+    [None, Some(Kind::User), Some(Kind::Assistant), Some(Kind::System), Some(Kind::Summary)];
 
 /// One message of the session screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +62,10 @@ pub enum Action {
     /// Show hit `index` whole (the loop re-reads its line).
     OpenHit(usize),
     /// Show the session of hit `index`, or of the message on screen.
-    OpenSession { file: u32, session_id: String },
+    OpenSession {
+        file: u32,
+        session_id: String,
+    },
     Copy(Copy),
     /// Leave, printing `claude --resume <id>`.
     Resume(String),
@@ -245,7 +249,9 @@ impl State {
 
     fn selected_session(&self) -> Action {
         match self.hits.get(self.selected) {
-            Some(h) if !h.session_id.is_empty() => Action::OpenSession { file: h.file, session_id: h.session_id.clone() },
+            Some(h) if !h.session_id.is_empty() => {
+                Action::OpenSession { file: h.file, session_id: h.session_id.clone() }
+            }
             _ => Action::None,
         }
     }

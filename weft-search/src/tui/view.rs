@@ -83,7 +83,11 @@ pub fn draw(f: &mut Frame, s: &State, names: &dyn Names) {
                 })
                 .collect();
             let list = List::new(items)
-                .block(Block::default().borders(Borders::ALL).title(format!(" session {session_id} · {} messages ", lines.len())))
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .title(format!(" session {session_id} · {} messages ", lines.len())),
+                )
                 .highlight_style(Style::default().add_modifier(Modifier::REVERSED));
             let mut st = ListState::default().with_selected(Some(*selected));
             f.render_stateful_widget(list, chunks[0], &mut st);
@@ -96,7 +100,10 @@ pub fn draw(f: &mut Frame, s: &State, names: &dyn Names) {
             let h = (HELP.lines().count() as u16 + 2).min(area.height);
             let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
             f.render_widget(Clear, r);
-            f.render_widget(Paragraph::new(HELP).block(Block::default().borders(Borders::ALL).title(" keys (Esc closes) ")), r);
+            f.render_widget(
+                Paragraph::new(HELP).block(Block::default().borders(Borders::ALL).title(" keys (Esc closes) ")),
+                r,
+            );
         }
     }
 }
@@ -135,7 +142,10 @@ fn search(f: &mut Frame, area: Rect, s: &State, names: &dyn Names) {
     let cursor_x = chunks[0].x + 1 + s.query.chars().take(s.cursor).count() as u16;
     f.set_cursor_position((cursor_x.min(chunks[0].right().saturating_sub(2)), chunks[0].y + 1));
     if let Some(e) = &s.error {
-        f.render_widget(Paragraph::new(e.as_str()).style(Style::default().fg(Color::Red)).wrap(Wrap { trim: true }), chunks[1]);
+        f.render_widget(
+            Paragraph::new(e.as_str()).style(Style::default().fg(Color::Red)).wrap(Wrap { trim: true }),
+            chunks[1],
+        );
     } else {
         let items: Vec<ListItem> = s
             .hits
