@@ -113,6 +113,9 @@ pub async fn collect(files: Arc<FileSet>, root: &Path, job: Arc<Job>, threads: u
         }
     }
     answer.finish();
+    if !job.details {
+        crate::search::fill_details(&mut answer.hits, &job.query, |f| &files.paths[f as usize]);
+    }
     answer
 }
 

@@ -127,5 +127,7 @@ impl Role {
 pub enum Format {
     Text,
     Json,
+    /// One hit per line, then a `_metadata` line (`json-l` is ccms's spelling).
+    #[value(alias = "json-l")]
     Jsonl,
 }

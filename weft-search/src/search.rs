@@ -63,6 +63,10 @@ pub struct Job {
     pub oldest_first: bool,
     /// Count every hit by role, part, session and time (`--stats`).
     pub stats: bool,
+    /// Build each kept hit's snippet and ids while searching (the TUI shows hits as they come);
+    /// otherwise only the printed hits get them, from [`fill_details`] (the CLI: a common word
+    /// has ~100,000 hits of which 200 are printed).
+    pub details: bool,
 }
 
 impl Job {
@@ -70,7 +74,13 @@ impl Job {
     pub fn new(query: Query, filter: Filter, limit: usize, oldest_first: bool, stats: bool) -> Job {
         let prefilter =
             if std::env::var_os("WEFT_SEARCH_NO_PREFILTER").is_some() { None } else { Prefilter::new(&query) };
-        Job { query, prefilter, filter, limit, oldest_first, stats }
+        Job { query, prefilter, filter, limit, oldest_first, stats, details: false }
+    }
+
+    /// The same job, building every kept hit's snippet and ids as it goes.
+    pub fn with_details(mut self) -> Job {
+        self.details = true;
+        self
     }
 
     /// The same job with no prefilter: every line parsed (the tests prove answers identical).
@@ -249,24 +259,40 @@ impl<'j> FileSearch<'j> {
             self.head(data);
         }
         let mut pos = 0;
+        // The next trigger at or after `pos` (absolute), found once per stretch of the buffer:
+        // `Some(None)` means none in the rest of it.
+        let mut trigger: Option<Option<usize>> = None;
         while pos < data.len() {
             if cancelled.load(Ordering::Relaxed) {
                 return;
             }
             let start = match &self.job.prefilter {
                 None => pos,
-                Some(p) => match p.find(&data[pos..]) {
-                    None => {
-                        self.skip(&data[pos..]);
-                        break;
+                Some(p) => {
+                    let t = match trigger {
+                        Some(t) if t.is_none_or(|t| t >= pos) => t,
+                        _ => {
+                            let t = p.find_trigger(&data[pos..]).map(|i| pos + i);
+                            trigger = Some(t);
+                            t
+                        }
+                    };
+                    // Look for a fragment only before the trigger (if any): past it, the
+                    // trigger's line comes first.
+                    let end = t.unwrap_or(data.len());
+                    let at = p.find_fragment(&data[pos..end]).map(|i| pos + i).or(t);
+                    match at {
+                        None => {
+                            self.skip(&data[pos..]);
+                            break;
+                        }
+                        Some(at) => {
+                            let start = memchr::memrchr(b'\n', &data[pos..at]).map_or(pos, |i| pos + i + 1);
+                            self.skip(&data[pos..start]);
+                            start
+                        }
                     }
-                    Some(at) => {
-                        let at = pos + at;
-                        let start = memchr::memrchr(b'\n', &data[pos..at]).map_or(pos, |i| pos + i + 1);
-                        self.skip(&data[pos..start]);
-                        start
-                    }
-                },
+                }
             };
             let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
             self.line(&data[start..end]);
@@ -311,7 +337,7 @@ impl<'j> FileSearch<'j> {
                 out.invalid_examples.push(line);
             }
         };
-        let Ok(s) = std::str::from_utf8(raw) else {
+        let Ok(s) = simdutf8::basic::from_utf8(raw) else {
             invalid(&mut self.out, self.line_no);
             return;
         };
@@ -348,8 +374,16 @@ impl<'j> FileSearch<'j> {
             }
             self.out.hits.pop();
         }
+        let details = keep && self.job.details;
         let (snippet, match_range) =
-            if keep { snippet(&self.job.query, &self.text[..record.content_len]) } else { (String::new(), None) };
+            if details { snippet(&self.job.query, &self.text[..record.content_len]) } else { (String::new(), None) };
+        let id = |v: &Option<std::borrow::Cow<'_, str>>| {
+            if details {
+                v.as_deref().unwrap_or("").to_owned()
+            } else {
+                String::new()
+            }
+        };
         let hit = Hit {
             timestamp,
             file: self.file,
@@ -358,9 +392,13 @@ impl<'j> FileSearch<'j> {
             len: raw.len() as u32,
             kind: record.kind,
             part: record.part,
-            session_id: record.session_id.as_deref().unwrap_or("").to_owned(),
-            uuid: record.uuid.as_deref().unwrap_or("").to_owned(),
-            cwd: record.cwd.as_deref().unwrap_or("").to_owned(),
+            session_id: if self.out.stats.is_some() {
+                record.session_id.as_deref().unwrap_or("").to_owned()
+            } else {
+                id(&record.session_id)
+            },
+            uuid: id(&record.uuid),
+            cwd: id(&record.cwd),
             snippet,
             match_range,
         };
@@ -377,6 +415,20 @@ impl<'j> FileSearch<'j> {
 
     pub fn finish(self) -> FileOutcome {
         self.out
+    }
+}
+
+/// Gives hits found without details (see [`Job::details`]) their snippet and ids, re-reading
+/// each one's line; `path` names a hit's file.
+pub fn fill_details<'p>(hits: &mut [Hit], query: &Query, path: impl Fn(u32) -> &'p std::path::Path) {
+    let mut text = String::new();
+    for h in hits {
+        let Ok(line) = crate::answer::reread(path(h.file), h) else { continue };
+        let Ok(r) = record::parse(&line, &mut text) else { continue };
+        (h.snippet, h.match_range) = snippet(query, &text[..r.content_len]);
+        h.session_id = r.session_id.as_deref().unwrap_or("").to_owned();
+        h.uuid = r.uuid.as_deref().unwrap_or("").to_owned();
+        h.cwd = r.cwd.as_deref().unwrap_or("").to_owned();
     }
 }
 

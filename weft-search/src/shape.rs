@@ -56,7 +56,10 @@ macro_rules! strings {
             Ok($wrap(Cow::Borrowed(v)))
         }
         fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-            Ok($wrap(Cow::Owned(v.to_owned())))
+            // Room for the ids appended after it when it becomes a line's text (`record::put`).
+            let mut owned = String::with_capacity(v.len() + 160);
+            owned.push_str(v);
+            Ok($wrap(Cow::Owned(owned)))
         }
         fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
             Ok($wrap(Cow::Owned(v)))

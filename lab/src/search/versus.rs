@@ -147,8 +147,10 @@ fn ccms_cmd(bin: &Path, home: &Path, query: &str, flags: &str, rayon: bool) -> C
 
 fn weft_hits(s: &Sample) -> Result<u64, String> {
     let v: serde_json::Value = serde_json::from_str(&s.stdout).map_err(|e| format!("weft-search output: {e}"))?;
-    if v["complete"] != serde_json::json!(true) {
-        return Err(format!("weft-search's answer is incomplete: {}", v["skipped_files"]));
+    // The corpus has truncated lines (counted as unreadable, as ccms skips them silently); a
+    // file that could not be read would make the comparison meaningless.
+    if v["skipped_files"].as_array().is_none_or(|a| !a.is_empty()) {
+        return Err(format!("weft-search skipped files: {}", v["skipped_files"]));
     }
     v["total_hits"].as_u64().ok_or_else(|| "weft-search output has no total_hits".into())
 }

@@ -100,7 +100,7 @@ fn start(
         },
     };
     let filter = Filter { role: state.role_filter().or(setup.filter.role), ..setup.filter.clone() };
-    let job = Arc::new(Job::new(query, filter, SHOWN, state.oldest_first, false));
+    let job = Arc::new(Job::new(query, filter, SHOWN, state.oldest_first, false).with_details());
     let scan = Scan::start(setup.files.clone(), job.clone(), setup.threads, FileOrder::NewestFirst);
     *current = Some(Current {
         scan,
