@@ -152,6 +152,29 @@ pub fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// Reads a child's pipe to its end on a thread of its own (so neither pipe can fill and stall
+/// the child while the other is read).
+pub fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    })
+}
+
+/// The weft-search binary: `given`, or the one next to this executable.
+pub fn weft_search_bin(given: Option<&Path>) -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let bin = given.map(Path::to_path_buf).unwrap_or_else(|| exe.with_file_name("weft-search"));
+    if !bin.exists() {
+        return Err(format!(
+            "{} not found: `cargo build --release -p weft-search` or give --weft-search",
+            bin.display()
+        ));
+    }
+    Ok(bin)
+}
+
 /// One engine run in a child process (`exe search __run …`), killed after `timeout`.
 pub fn child_run(
     exe: &Path,
@@ -183,18 +206,8 @@ pub fn child_run(
     }
     let mut child =
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("spawning {exe:?}: {e}"))?;
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
+    let out_reader = read_all(child.stdout.take().expect("stdout is piped"));
+    let err_reader = read_all(child.stderr.take().expect("stderr is piped"));
     let deadline = Instant::now() + timeout;
     let status = loop {
         match child.try_wait().map_err(|e| e.to_string())? {

@@ -42,14 +42,7 @@ fn tmux(socket: &str, args: &[&str]) -> Result<std::process::Output, String> {
 }
 
 pub fn command(args: TuiLatencyArgs) -> Result<ExitCode, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let bin = args.weft_search.clone().unwrap_or_else(|| exe.with_file_name("weft-search"));
-    if !bin.exists() {
-        return Err(format!(
-            "{} not found: `cargo build --release -p weft-search` or give --weft-search",
-            bin.display()
-        ));
-    }
+    let bin = super::weft_search_bin(args.weft_search.as_deref())?;
     let home = args.out.join("home");
     let projects = home.join(".claude/projects");
     if !projects.exists() {

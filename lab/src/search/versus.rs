@@ -11,7 +11,6 @@
 //! ccms has no implicit AND and reads `--after` only as RFC 3339, so the queries here use
 //! explicit `AND` and RFC 3339 times (weft-search reads both either way).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -85,17 +84,8 @@ struct Sample {
 fn sample(mut cmd: Command, timeout: Duration) -> Result<Sample, String> {
     let start = Instant::now();
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("{cmd:?}: {e}"))?;
-    let (mut out, mut err) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
+    let reader = super::read_all(child.stdout.take().expect("piped"));
+    let err_reader = super::read_all(child.stderr.take().expect("piped"));
     let pid = child.id() as libc::pid_t;
     let deadline = start + timeout;
     let (status, rusage) = loop {
@@ -165,14 +155,7 @@ fn ccms_hits(s: &Sample) -> Result<u64, String> {
 }
 
 pub fn command(args: VersusArgs) -> Result<ExitCode, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let weft = args.weft_search.clone().unwrap_or_else(|| exe.with_file_name("weft-search"));
-    if !weft.exists() {
-        return Err(format!(
-            "{} not found: build it with `cargo build --release -p weft-search` or give --weft-search",
-            weft.display()
-        ));
-    }
+    let weft = super::weft_search_bin(args.weft_search.as_deref())?;
     if !args.ccms.exists() {
         return Err(format!("{} not found: build ccms from github.com/mkusaka/ccms", args.ccms.display()));
     }

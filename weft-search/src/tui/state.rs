@@ -297,16 +297,8 @@ impl State {
             KeyCode::Char('s') if !message.session_id.is_empty() => {
                 Action::OpenSession { file: message.file, session_id: message.session_id.clone() }
             }
-            KeyCode::Char('i') => Action::Copy(Copy::SessionId),
-            KeyCode::Char('f') => Action::Copy(Copy::FilePath),
-            KeyCode::Char('c') => Action::Copy(Copy::Message),
             KeyCode::Char('r') if !message.session_id.is_empty() => Action::Resume(message.session_id.clone()),
-            KeyCode::Char('?') => {
-                let back = std::mem::replace(&mut self.screen, Screen::Search);
-                self.screen = Screen::Help { back: Box::new(back) };
-                Action::None
-            }
-            _ => Action::None,
+            code => self.viewer_key(code),
         }
     }
 
@@ -356,10 +348,17 @@ impl State {
                 self.screen = Screen::Message { message, scroll: 0, from_session: true };
                 Action::None
             }
+            KeyCode::Char('r') => Action::Resume(session_id.clone()),
+            code => self.viewer_key(code),
+        }
+    }
+
+    /// The keys the message and session screens share: copies and help.
+    fn viewer_key(&mut self, code: KeyCode) -> Action {
+        match code {
             KeyCode::Char('i') => Action::Copy(Copy::SessionId),
             KeyCode::Char('f') => Action::Copy(Copy::FilePath),
             KeyCode::Char('c') => Action::Copy(Copy::Message),
-            KeyCode::Char('r') => Action::Resume(session_id.clone()),
             KeyCode::Char('?') => {
                 let back = std::mem::replace(&mut self.screen, Screen::Search);
                 self.screen = Screen::Help { back: Box::new(back) };
