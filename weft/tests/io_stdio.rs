@@ -56,3 +56,24 @@ fn stdin_to_stdout_through_the_blocking_pool() {
     assert!(found, "stdout did not carry the uppercased input intact");
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("read {} bytes", input.len())));
 }
+
+/// As tokio: once shutdown has closed the blocking pool, a write (reported done before it runs)
+/// and a flush fail at once with the runtime-shutdown error instead of claiming success.
+#[test]
+fn stdout_and_stderr_fail_once_the_runtime_is_shut_down() {
+    for multi in [false, true] {
+        let rt = if multi {
+            weft::runtime::Builder::new_multi_thread().worker_threads(1).build().unwrap()
+        } else {
+            weft::runtime::Builder::new_current_thread().build().unwrap()
+        };
+        let handle = rt.handle().clone();
+        // Alive: a flush runs on the pool and succeeds.
+        handle.block_on(async { weft::io::stderr().flush().await }).unwrap();
+        rt.shutdown_timeout(std::time::Duration::from_secs(10));
+        let err = handle.block_on(async { weft::io::stdout().write_all(b"x").await }).unwrap_err();
+        assert!(weft::runtime::is_rt_shutdown_err(&err), "{err}");
+        let err = handle.block_on(async { weft::io::stderr().flush().await }).unwrap_err();
+        assert!(weft::runtime::is_rt_shutdown_err(&err), "{err}");
+    }
+}

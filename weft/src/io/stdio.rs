@@ -6,7 +6,9 @@
 //! flight: a read hop reads up to 2 MiB (at most the caller's buffer: stdin is interactive,
 //! and reading ahead would steal input another reader of fd 0 expects); a write copies the
 //! caller's bytes, starts a `write_all` hop and reports them written at once, so the next
-//! write, `flush` or `shutdown` waits for it and reports its error.
+//! write, `flush` or `shutdown` waits for it and reports its error. Once the runtime has shut
+//! its blocking pool, a write or flush fails at once with the runtime-shutdown error
+//! (`is_rt_shutdown_err`), as tokio's do: a write reported done must have a thread to run it.
 
 use std::future::Future;
 use std::io::{self, Read, Write};
@@ -36,6 +38,18 @@ struct Blocking<T> {
 
 fn failed() -> io::Error {
     io::Error::other("background task failed")
+}
+
+/// Starts a hop on the current runtime's blocking pool, or fails when shutdown has closed it.
+#[track_caller]
+fn hop<F, R>(f: F) -> io::Result<JoinHandle<R>>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    crate::runtime::context::current_or_panic("weft's stdin/stdout/stderr")
+        .spawn_mandatory_blocking(f)
+        .ok_or_else(crate::runtime::shutdown_error::shutdown_error)
 }
 
 impl<T: Send + 'static> Blocking<T> {
@@ -88,7 +102,7 @@ impl<T: Read + Send + 'static> Blocking<T> {
             }
             let (mut buf, mut inner) = self.idle()?;
             let want = dst.remaining().min(MAX_BUF);
-            self.state = State::Busy(crate::task::spawn_blocking(move || {
+            self.state = State::Busy(hop(move || {
                 buf.resize(want, 0);
                 let res = loop {
                     match inner.read(&mut buf) {
@@ -97,7 +111,7 @@ impl<T: Read + Send + 'static> Blocking<T> {
                     }
                 };
                 (res, buf, inner)
-            }));
+            })?);
         }
     }
 }
@@ -109,10 +123,12 @@ impl<T: Write + Send + 'static> Blocking<T> {
         let n = data.len().min(MAX_BUF);
         buf.clear();
         buf.extend_from_slice(&data[..n]);
-        self.state = State::Busy(crate::task::spawn_blocking(move || {
+        // On refusal the stream goes with the closure: later calls fail too, as after a hop
+        // that panicked.
+        self.state = State::Busy(hop(move || {
             let res = inner.write_all(&buf).map(|()| 0);
             (res, buf, inner)
-        }));
+        })?);
         Poll::Ready(Ok(n))
     }
 
@@ -123,10 +139,10 @@ impl<T: Write + Send + 'static> Blocking<T> {
             }
             ready!(self.poll_done(cx))?;
             let (buf, mut inner) = self.idle()?;
-            self.state = State::Busy(crate::task::spawn_blocking(move || {
+            self.state = State::Busy(hop(move || {
                 let res = inner.flush().map(|()| 0);
                 (res, buf, inner)
-            }));
+            })?);
             self.flushing = true;
         }
     }

@@ -297,6 +297,20 @@ impl BlockingPool {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
+        match self.try_spawn(f, handle) {
+            Ok(join) | Err(join) => join,
+        }
+    }
+
+    /// Like `spawn`, but says whether the pool took the closure: `Err` (with an already
+    /// cancelled handle) once shutdown has closed the pool. For work that must not be reported
+    /// done unless it ran (stdout's write-behind: tokio's mandatory blocking tasks).
+    #[track_caller]
+    pub(crate) fn try_spawn<F, R>(&self, f: F, handle: scheduler::Handle) -> Result<JoinHandle<R>, JoinHandle<R>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
         let queued_at = Instant::now();
         let schedule = BlockingSchedule {
             #[cfg(feature = "test-util")]
@@ -308,7 +322,7 @@ impl BlockingPool {
         if state.shutdown {
             drop(state);
             runnable.shutdown();
-            return join;
+            return Err(join);
         }
         state.queue.push_back(runnable);
         if state.idle > 0 {
@@ -334,7 +348,7 @@ impl BlockingPool {
             }
         }
         // Otherwise the task waits in the queue for the first free thread.
-        join
+        Ok(join)
     }
 
     /// (threads, idle threads, queued closures) now, for the runtime metrics.

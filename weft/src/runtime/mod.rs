@@ -32,7 +32,7 @@ mod local_runtime;
 pub(crate) mod metrics;
 pub(crate) mod park;
 pub(crate) mod scheduler;
-mod shutdown_error;
+pub(crate) mod shutdown_error;
 
 #[cfg(all(test, loom))]
 mod loom_park;

@@ -237,6 +237,15 @@ impl Handle {
         self.blocking().spawn(f, self.clone())
     }
 
+    /// Runs `f` on the blocking pool, or returns `None` when shutdown has closed the pool.
+    pub(crate) fn spawn_mandatory_blocking<F, R>(&self, f: F) -> Option<JoinHandle<R>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.blocking().try_spawn(f, self.clone()).ok()
+    }
+
     pub(crate) fn metrics(&self) -> &crate::runtime::metrics::SchedulerMetrics {
         match self {
             Handle::CurrentThread(h) => &h.common.metrics,
