@@ -278,12 +278,21 @@ fn compensation_keeps_timers_firing_while_every_worker_blocks_and_retires_after(
         })
         .collect();
     barrier.wait(); // both workers are now inside a blocking poll
+                    // Stuck workers publish nothing: any poll counted from here on is a stand-in's.
+    let polls = || {
+        let m = rt.handle().metrics();
+        (0..m.num_workers()).map(|w| m.worker_poll_count(w)).sum::<u64>()
+    };
+    let before = polls();
     let (fired_tx, fired_rx) = mpsc::channel();
     rt.spawn(async move {
         weft::time::sleep(Duration::from_millis(20)).await;
         fired_tx.send(()).unwrap();
     });
     fired_rx.recv_timeout(DEADLINE).expect("the timer fired while both workers were blocked");
+    // The timer task's two polls (register, complete) ran on the stand-in and count for the
+    // worker it stood in for.
+    wait_until("the stand-in's polls counted", || polls() >= before + 2);
     let metrics = rt.handle().metrics();
     assert!(metrics.compensating_threads_started_count() >= 1);
     assert!(count.alive() > baseline, "a compensating thread is running");

@@ -111,9 +111,10 @@ impl RuntimeMetrics {
         self.w(worker).steal_operations.load(Relaxed)
     }
 
-    /// Task polls by this worker.
+    /// Task polls by this worker, and by a compensating thread standing in for it while it was
+    /// stuck in a long poll (weft only: tokio has no stand-ins).
     pub fn worker_poll_count(&self, worker: usize) -> u64 {
-        self.w(worker).poll_count.load(Relaxed)
+        self.w(worker).polls()
     }
 
     /// Time the worker spent awake (running tasks, searching, maintenance), not parked.

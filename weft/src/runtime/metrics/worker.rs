@@ -75,6 +75,11 @@ pub(crate) struct WorkerMetrics {
     /// Present when the schedule-latency histogram is enabled; added to directly by the
     /// polling thread (this worker, bar polls off the workers), not batched.
     pub(crate) schedule_latency: Option<AtomicHistogram>,
+    /// Polls, and their time, run by compensating threads standing in for this worker while it
+    /// was stuck (`multi_thread/compensate.rs`): added to directly (the batch above `store`s its
+    /// totals, so it cannot take them), summed into this worker's counts when read.
+    pub(crate) stand_in_polls: AtomicU64,
+    pub(crate) stand_in_busy_ns: AtomicU64,
 }
 
 impl WorkerMetrics {
@@ -95,11 +100,19 @@ impl WorkerMetrics {
             mean_poll_time_ns: AtomicU64::new(0),
             poll_histogram: poll_histogram.then(AtomicHistogram::new),
             schedule_latency: schedule_latency.then(AtomicHistogram::new),
+            stand_in_polls: AtomicU64::new(0),
+            stand_in_busy_ns: AtomicU64::new(0),
         }
     }
 
+    /// Busy time, stand-ins' polls included.
     pub(crate) fn busy_duration(&self) -> Duration {
-        Duration::from_nanos(self.busy_ns.load(Relaxed))
+        Duration::from_nanos(self.busy_ns.load(Relaxed) + self.stand_in_busy_ns.load(Relaxed))
+    }
+
+    /// Polls, stand-ins' included.
+    pub(crate) fn polls(&self) -> u64 {
+        self.poll_count.load(Relaxed) + self.stand_in_polls.load(Relaxed)
     }
 }
 

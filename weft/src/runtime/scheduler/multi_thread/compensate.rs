@@ -12,8 +12,8 @@
 //!
 //! A compensating thread has no core: it needs no local queue, LIFO slot or idle-accounting
 //! slot, so the workers' hot paths are unchanged. Tasks it polls wake and spawn through the
-//! injection queue (as from any non-worker thread), and their polls are not counted in the
-//! per-worker metrics.
+//! injection queue (as from any non-worker thread); their polls and poll time are counted in
+//! the metrics of the worker stood in for (`stand_in_polls`, summed in when read).
 
 use std::time::Duration;
 
@@ -91,7 +91,11 @@ fn stand_in(handle: &Arc<Handle>, w: usize, seq: u64) {
     let slot = &handle.monitor.slots[w];
     while !handle.is_shutdown() && slot.seq() == seq {
         if let Some(task) = handle.shared.inject.pop() {
+            let started = std::time::Instant::now();
             task.run();
+            let m = &handle.common.metrics.workers[w];
+            m.stand_in_polls.fetch_add(1, Relaxed);
+            m.stand_in_busy_ns.fetch_add(started.elapsed().as_nanos() as u64, Relaxed);
             continue;
         }
         let drove = handle.shared.driver.try_with(|d| d.park_timeout(&handle.common.driver, Some(IDLE_SLICE)));
