@@ -208,11 +208,6 @@ impl Scan {
         self.cancelled.store(true, Ordering::Relaxed);
         self.rx.close();
     }
-
-    /// A flag the search loop polls; shared with [`FileSearch`].
-    pub fn cancelled(&self) -> &Arc<AtomicBool> {
-        &self.cancelled
-    }
 }
 
 impl Drop for Scan {

@@ -192,8 +192,13 @@ struct SummaryTime {
     /// When the first message line is a summary: the first timestamped line (number, time).
     first_stamped: Option<(u32, String)>,
     first_is_summary: Option<bool>,
+}
+
+impl SummaryTime {
     /// Whether the head has been read far enough to know the above.
-    decided: bool,
+    fn decided(&self) -> bool {
+        self.first_is_summary == Some(false) || self.first_stamped.is_some()
+    }
 }
 
 /// The search of one file, fed in whole lines (chunk by chunk).
@@ -239,7 +244,6 @@ impl<'j> FileSearch<'j> {
             match self.summary_time.first_is_summary {
                 None if r.kind != Kind::Summary => {
                     self.summary_time.first_is_summary = Some(false);
-                    self.summary_time.decided = true;
                     return;
                 }
                 None => self.summary_time.first_is_summary = Some(true),
@@ -247,7 +251,6 @@ impl<'j> FileSearch<'j> {
             }
             if let Some(ts) = r.timestamp {
                 self.summary_time.first_stamped = Some((line_no, ts.into_owned()));
-                self.summary_time.decided = true;
                 return;
             }
         }
@@ -255,7 +258,7 @@ impl<'j> FileSearch<'j> {
 
     /// Searches `data`, which holds whole lines (a final line may lack its `\n`).
     pub fn bytes(&mut self, data: &[u8], cancelled: &AtomicBool) {
-        if !self.summary_time.decided {
+        if !self.summary_time.decided() {
             self.head(data);
         }
         let mut pos = 0;

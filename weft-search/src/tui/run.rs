@@ -113,6 +113,13 @@ fn start(
     });
 }
 
+/// Puts the answer so far on screen.
+fn show(state: &mut State, answer: &Answer) {
+    state.hits = answer.hits.clone();
+    state.total_hits = answer.total_hits;
+    state.selected = state.selected.min(state.hits.len().saturating_sub(1));
+}
+
 /// Takes what the scan has delivered; true when something changed.
 fn drain(setup: &Setup, state: &mut State, current: &mut Option<Current>, log: &mut Option<std::fs::File>) -> bool {
     let Some(c) = current.as_mut() else { return false };
@@ -128,9 +135,7 @@ fn drain(setup: &Setup, state: &mut State, current: &mut Option<Current>, log: &
             Err(()) => {
                 state.scanning = false;
                 changed = true;
-                state.hits = c.answer.hits.clone();
-                state.total_hits = c.answer.total_hits;
-                state.selected = state.selected.min(state.hits.len().saturating_sub(1));
+                show(state, &c.answer);
                 if !c.first_logged && !state.hits.is_empty() {
                     // Finished within one turn of the loop: drawn right after this.
                     log_line(log, "first", c, "");
@@ -147,9 +152,7 @@ fn drain(setup: &Setup, state: &mut State, current: &mut Option<Current>, log: &
         }
     }
     if changed {
-        state.hits = c.answer.hits.clone();
-        state.total_hits = c.answer.total_hits;
-        state.selected = state.selected.min(state.hits.len().saturating_sub(1));
+        show(state, &c.answer);
         if c.first_result.is_none() && !state.hits.is_empty() {
             c.first_result = Some(c.started.elapsed());
         }

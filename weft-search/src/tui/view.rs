@@ -42,8 +42,13 @@ Message and session screens
 Copies use OSC 52: they reach your clipboard through ssh and tmux (set-clipboard on).";
 
 pub fn draw(f: &mut Frame, s: &State, names: &dyn Names) {
+    draw_screen(f, s, &s.screen, names);
+}
+
+/// Draws `screen` (the state's, or the one under the help) from the state's fields.
+fn draw_screen(f: &mut Frame, s: &State, screen: &Screen, names: &dyn Names) {
     let area = f.area();
-    match &s.screen {
+    match screen {
         Screen::Search => search(f, area, s, names),
         Screen::Message { message, scroll, .. } => {
             let title = format!(
@@ -94,8 +99,7 @@ pub fn draw(f: &mut Frame, s: &State, names: &dyn Names) {
             status(f, chunks[1], s, "Enter open · Esc back · i/f/c copy id/file/message · r resume · F1 help");
         }
         Screen::Help { back } => {
-            let under = State { screen: (**back).clone(), ..shallow(s) };
-            draw(f, &under, names);
+            draw_screen(f, s, back, names);
             let w = 90.min(area.width);
             let h = (HELP.lines().count() as u16 + 2).min(area.height);
             let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
@@ -105,25 +109,6 @@ pub fn draw(f: &mut Frame, s: &State, names: &dyn Names) {
                 r,
             );
         }
-    }
-}
-
-/// A copy of the fields the screens under the help read.
-fn shallow(s: &State) -> State {
-    State {
-        query: s.query.clone(),
-        cursor: s.cursor,
-        role: s.role,
-        oldest_first: s.oldest_first,
-        hits: s.hits.clone(),
-        total_hits: s.total_hits,
-        files_done: s.files_done,
-        files_total: s.files_total,
-        scanning: s.scanning,
-        selected: s.selected,
-        error: s.error.clone(),
-        notice: s.notice.clone(),
-        screen: Screen::Search,
     }
 }
 
