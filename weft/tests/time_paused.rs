@@ -332,3 +332,110 @@ fn blocking_handles_dropped_at_completion_release_each_hold_once() {
         }
     });
 }
+
+/// A key-value server in the shape of a real application's test (mini-redis's
+/// `key_value_timeout`): a connection task serves `SET key ttl_ms` / `GET key` over TCP, a
+/// purge task removes expired keys, sleeping in `select!` on `sleep_until(next expiry)` and a
+/// `Notify` that a `SET` signals. The test pauses time, sets a key with a 1 s expiry, advances
+/// 1 s and expects the key gone on the next request: `advance` must let every timer due by the
+/// new instant fire, and the tasks they wake run, before it returns (tokio's documented
+/// semantics: it waits for a timer at the new instant).
+mod expiry_scenario {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use weft::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use weft::net::{TcpListener, TcpStream};
+    use weft::sync::Notify;
+    use weft::time::{self, Instant};
+
+    #[derive(Default)]
+    struct Db {
+        entries: Mutex<HashMap<String, (String, Option<Instant>)>>,
+        changed: Notify,
+    }
+
+    impl Db {
+        /// Removes what has expired; the next deadline, if any.
+        fn purge(&self) -> Option<Instant> {
+            let now = Instant::now();
+            let mut entries = self.entries.lock().unwrap();
+            entries.retain(|_, (_, exp)| exp.is_none_or(|e| e > now));
+            entries.values().filter_map(|(_, exp)| *exp).min()
+        }
+    }
+
+    async fn purge_task(db: Arc<Db>) {
+        loop {
+            match db.purge() {
+                Some(when) => {
+                    weft::select! {
+                        _ = time::sleep_until(when) => {}
+                        _ = db.changed.notified() => {}
+                    }
+                }
+                None => db.changed.notified().await,
+            }
+        }
+    }
+
+    async fn serve(db: Arc<Db>, stream: TcpStream) {
+        let (rd, mut wr) = stream.into_split();
+        let mut lines = BufReader::new(rd).lines();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let words: Vec<&str> = line.split(' ').collect();
+            let reply = match words.as_slice() {
+                ["SET", key, value, ttl_ms] => {
+                    let ttl = Duration::from_millis(ttl_ms.parse().unwrap());
+                    let exp = Instant::now() + ttl;
+                    db.entries.lock().unwrap().insert(key.to_string(), (value.to_string(), Some(exp)));
+                    db.changed.notify_one();
+                    "OK".to_string()
+                }
+                // The GET reads the map only: whether the key is there is the purge task's doing.
+                ["GET", key] => match db.entries.lock().unwrap().get(*key) {
+                    Some((v, _)) => v.clone(),
+                    None => "(nil)".to_string(),
+                },
+                _ => "ERR".to_string(),
+            };
+            wr.write_all(format!("{reply}\n").as_bytes()).await.unwrap();
+        }
+    }
+
+    async fn request(lines: &mut weft::io::Lines<BufReader<TcpStream>>, cmd: &str) -> String {
+        lines.get_mut().get_mut().write_all(format!("{cmd}\n").as_bytes()).await.unwrap();
+        lines.next_line().await.unwrap().unwrap()
+    }
+
+    #[weft::test]
+    async fn advance_lets_the_purge_task_remove_an_expired_key_before_the_next_request() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let db = Arc::new(Db::default());
+        weft::spawn(purge_task(db.clone()));
+        weft::spawn(async move {
+            loop {
+                let (s, _) = listener.accept().await.unwrap();
+                weft::spawn(serve(db.clone(), s));
+            }
+        });
+        // Paused after real-time work (the bind), so the paused clock sits at an arbitrary
+        // sub-tick instant, as in an application's test.
+        time::pause();
+        let t0 = Instant::now();
+        let mut lines = BufReader::new(TcpStream::connect(addr).await.unwrap()).lines();
+        assert_eq!(request(&mut lines, "SET hello world 1000").await, "OK");
+        assert_eq!(request(&mut lines, "GET hello").await, "world");
+        time::advance(Duration::from_millis(999)).await;
+        assert_eq!(request(&mut lines, "GET hello").await, "world", "expired 1 ms early");
+        time::advance(Duration::from_millis(1)).await;
+        assert_eq!(request(&mut lines, "GET hello").await, "(nil)", "advance returned before the purge task ran");
+        assert_eq!(Instant::now() - t0, Duration::from_secs(1), "the paused clock moved by more than was asked");
+        // Again with the key set after advances, at a later paused instant.
+        assert_eq!(request(&mut lines, "SET k v 1000").await, "OK");
+        time::advance(Duration::from_secs(1)).await;
+        assert_eq!(request(&mut lines, "GET k").await, "(nil)");
+    }
+}

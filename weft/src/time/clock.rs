@@ -10,6 +10,11 @@
 //! real instant it was last resumed at (`None` while paused). Running: now = base +
 //! (real now − unfrozen). Paused: now = base.
 //!
+//! `pause` rounds the clock up to a whole number of µs after `origin` (the instant the timer
+//! wheel counts its 1 µs ticks from), as if the call had taken that much longer: then every
+//! instant reached by advancing whole µs is a tick boundary, and a timer at `pause()` + 1 s
+//! fires at exactly `advance(1 s)`, with `Instant::now()` reading exactly 1 s later.
+//!
 //! Auto-advance is inhibited while any `spawn_blocking` closure of the runtime is queued or
 //! running (`inhibit`, counted by `runtime/blocking.rs`): the blocking code runs on real
 //! time, so jumping the paused clock to the next timer meanwhile would fire a `timeout`
@@ -29,6 +34,10 @@ mod real {
     impl Clock {
         pub(crate) fn new(_enable_pausing: bool, _start_paused: bool) -> Clock {
             Clock
+        }
+
+        pub(crate) fn origin(&self) -> std::time::Instant {
+            std::time::Instant::now()
         }
 
         #[inline]
@@ -61,6 +70,8 @@ mod paused {
     struct Inner {
         /// False on the multi-thread runtime: pausing is refused there (as in tokio).
         enable_pausing: bool,
+        /// The reading at creation: the timer wheel's tick 0 (`origin`).
+        origin: std::time::Instant,
         /// Blocking closures queued or running: auto-advance waits while any is.
         inhibit: usize,
         base: std::time::Instant,
@@ -72,13 +83,18 @@ mod paused {
         pub(crate) fn new(enable_pausing: bool, start_paused: bool) -> Clock {
             let now = std::time::Instant::now();
             let clock =
-                Clock { inner: Mutex::new(Inner { enable_pausing, inhibit: 0, base: now, unfrozen: Some(now) }) };
+                Clock { inner: Mutex::new(Inner { enable_pausing, origin: now, inhibit: 0, base: now, unfrozen: Some(now) }) };
             if start_paused {
                 if let Err(msg) = clock.pause() {
                     panic!("{msg}");
                 }
             }
             clock
+        }
+
+        /// The instant the timer wheel counts ticks from (the clock's first reading).
+        pub(crate) fn origin(&self) -> std::time::Instant {
+            lock(&self.inner).origin
         }
 
         pub(crate) fn now(&self) -> std::time::Instant {
@@ -98,7 +114,12 @@ mod paused {
             let Some(since) = inner.unfrozen else {
                 return Err("time is already frozen");
             };
-            inner.base += since.elapsed();
+            let now = inner.base + since.elapsed();
+            // Rounded up to a whole µs after `origin` (the module comment says why).
+            let offset = now.saturating_duration_since(inner.origin);
+            let whole = Duration::from_micros(offset.as_micros() as u64);
+            let up = if whole < offset { whole + Duration::from_micros(1) } else { whole };
+            inner.base = inner.origin + up;
             inner.unfrozen = None;
             Ok(())
         }
@@ -199,17 +220,31 @@ pub fn resume() {
     with_time(|t| t.clock.resume())
 }
 
-/// Moves the paused clock forward by `duration`, fires every timer now due (in deadline
-/// order), then yields once so the woken tasks run before this call returns to its caller.
+/// Moves the paused clock forward by `duration`, then waits for a timer at the new instant,
+/// as tokio's does: that timer fires in a driver turn together with every timer due by then
+/// (in deadline order). Then it yields once, so the tasks those timers woke have run before
+/// this call returns (tokio documents only that they are woken; code that reads their effects
+/// right after `advance` works on both).
+///
+/// The timer wheel counts 1 µs ticks from the runtime's start and files a deadline at the
+/// tick that is not early for it. When the new instant falls inside a tick (time was paused
+/// at an instant that is not a whole number of µs after the runtime started), the driver turn
+/// auto-advances the clock to that tick's end, so `Instant::now()` may read up to 1 µs past
+/// the instant asked for (tokio: up to 1 ms). With `start_paused` every step is exact.
+///
+/// Rejected: firing the due timers inside `advance` and yielding once (what weft did first):
+/// a timer filed at the tick just after a sub-tick instant was left behind, so a key set to
+/// expire in 1 s was still there after `advance(1 s)`.
 ///
 /// # Panics
 /// Outside a runtime, or if time is not paused.
 #[cfg(feature = "test-util")]
 pub async fn advance(duration: std::time::Duration) {
-    with_time(|t| {
+    let until = with_time(|t| {
+        let until = super::Instant::from_std(t.clock.now()).add_or_far_future(duration);
         t.clock.advance(duration)?;
-        t.process();
-        Ok(())
+        Ok(until)
     });
+    super::sleep::Sleep::in_driver_turn(until).await;
     crate::task::yield_now().await;
 }

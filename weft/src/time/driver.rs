@@ -44,7 +44,7 @@ impl Handle {
     pub(crate) fn new(unpark: Unpark, enable_pausing: bool, start_paused: bool) -> Handle {
         let clock = Clock::new(enable_pausing, start_paused);
         Handle {
-            start: clock.now(),
+            start: clock.origin(),
             clock,
             inner: Mutex::new(Inner { wheel: Wheel::new(), next_wake: AWAKE }),
             unpark,
@@ -82,6 +82,23 @@ impl Handle {
     /// # Safety
     /// `entry` is pinned, unlinked, and outlives its registration (deregistered on drop).
     pub(crate) unsafe fn register(&self, entry: NonNull<TimerShared>, deadline: Instant, waker: &Waker) -> bool {
+        // SAFETY: `register`'s contract is `register_checked`'s.
+        unsafe { self.register_checked(entry, deadline, waker, true) }
+    }
+
+    /// `register`, with the clock check of deadlines near the wheel's position optional: a
+    /// timer registered without it fires only when the wheel reaches its tick, in the same
+    /// driver turn as every other timer due by then (`time::advance` waits on one).
+    ///
+    /// # Safety
+    /// As `register`.
+    pub(crate) unsafe fn register_checked(
+        &self,
+        entry: NonNull<TimerShared>,
+        deadline: Instant,
+        waker: &Waker,
+        check_clock: bool,
+    ) -> bool {
         let when = self.tick_ceil(deadline);
         let unpark;
         {
@@ -93,7 +110,8 @@ impl Handle {
             // driver round trip (and makes `interval`'s first tick ready on its first poll, as
             // in tokio). Only deadlines within 1 ms of the wheel read the clock, so ordinary
             // sleeps pay nothing for this.
-            let due = when <= inner.wheel.elapsed().saturating_add(DUE_CHECK_WINDOW_TICKS)
+            let due = check_clock
+                && when <= inner.wheel.elapsed().saturating_add(DUE_CHECK_WINDOW_TICKS)
                 && deadline.into_std() <= self.clock.now();
             e.arm(when);
             // SAFETY: `register`'s `# Safety` (entry live, pinned and not linked) plus the driver

@@ -26,6 +26,9 @@ pin_project_lite::pin_project! {
         // of the waker it holds, so a poll with a waker that wakes the same task skips the
         // lock (`will_wake`'s test).
         registered: Option<WakerId>,
+        // False for the sleep inside `time::advance` (test-util): it fires only in a driver
+        // turn. (Not behind `cfg`: pin-project-lite takes no attributes on fields.)
+        check_clock: bool,
         #[pin]
         entry: TimerShared,
     }
@@ -73,8 +76,24 @@ impl Sleep {
                  `Builder::enable_all()`)"
             );
         }
-        Sleep { deadline, handle, registered: None, entry: TimerShared::new() }
+        Sleep {
+            deadline,
+            handle,
+            registered: None,
+            check_clock: true,
+            entry: TimerShared::new(),
+        }
     }
+
+    /// A sleep that completes only when a driver turn fires it (never at its first poll, even
+    /// if its deadline has passed), after every timer due by then: `time::advance` waits on one.
+    #[cfg(feature = "test-util")]
+    pub(crate) fn in_driver_turn(deadline: Instant) -> Sleep {
+        let mut sleep = Sleep::new(deadline);
+        sleep.check_clock = false;
+        sleep
+    }
+
 
     /// The instant at which this future completes.
     pub fn deadline(&self) -> Instant {
@@ -125,6 +144,7 @@ impl Sleep {
     }
 
     fn poll_elapsed(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let check_clock = self.check_clock;
         let this = self.project();
         let time = time_handle(this.handle);
         if time.is_shutdown() {
@@ -139,7 +159,7 @@ impl Sleep {
         let fired = if this.registered.is_none() {
             *this.registered = Some(id);
             // SAFETY: pinned, unlinked; deregistered in our drop.
-            unsafe { time.register(entry, *this.deadline, cx.waker()) }
+            unsafe { time.register_checked(entry, *this.deadline, cx.waker(), check_clock) }
         } else if this.entry.is_fired() {
             true
         } else if *this.registered == Some(id) {
