@@ -285,3 +285,44 @@ fn timers_fire_while_a_timer_woken_task_blocks_its_worker() {
         block_worker_until_released(&started, release)
     });
 }
+
+/// A yield lets ready I/O in before the yielder runs again (tokio's `yield_defers_until_park`):
+/// a task that connects a blocking client, then yields until its own `accept` has completed,
+/// sees the accept within a few yields on every flavour, even with one worker and no other
+/// task (so no park and no `event_interval` maintenance comes between the yields).
+#[test]
+fn a_yield_lets_ready_io_in_before_the_yielder_runs_again() {
+    let flavors = [
+        ("current_thread", weft::runtime::Builder::new_current_thread().enable_all().build().unwrap()),
+        ("multi_thread(1)", weft::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap()),
+    ];
+    for (name, rt) in flavors {
+        let yields = rt.block_on(async {
+            weft::spawn(async {
+                let listener = weft::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let addr = listener.local_addr().unwrap();
+                let accepted = AtomicBool::new(false);
+                let yields = AtomicUsize::new(0);
+                weft::join!(
+                    async {
+                        let _client = std::net::TcpStream::connect(addr).unwrap();
+                        while !accepted.load(SeqCst) && yields.load(SeqCst) < 1_000 {
+                            weft::task::yield_now().await;
+                            yields.fetch_add(1, SeqCst);
+                        }
+                    },
+                    async {
+                        listener.accept().await.unwrap();
+                        accepted.store(true, SeqCst);
+                    }
+                );
+                yields.load(SeqCst)
+            })
+            .await
+            .unwrap()
+        });
+        // The first yield's driver poll sees the connection; two allow for the kernel
+        // completing the handshake just after it.
+        assert!(yields <= 2, "{name}: the accept completed only after {yields} yields");
+    }
+}

@@ -327,3 +327,14 @@ fn never_polled_tasks_of_a_dropped_runtime_complete_their_join_handles_as_cancel
         }
     });
 }
+
+/// `shutdown_timeout(Duration::MAX)` means "wait as long as it takes", not an overflow panic
+/// (tokio's `shutdown_timeout_max`).
+#[test]
+fn shutdown_timeout_of_duration_max_waits_without_overflowing() {
+    let mt = weft::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    mt.spawn_blocking(|| std::thread::sleep(std::time::Duration::from_millis(20)));
+    mt.shutdown_timeout(std::time::Duration::MAX);
+    let ct = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    ct.shutdown_timeout(std::time::Duration::MAX);
+}

@@ -398,7 +398,7 @@ impl BlockingPool {
         for task in queued {
             task.shutdown();
         }
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut state = lock(&self.inner.state);
         while state.threads > 0 || state.supervising {
             match deadline {

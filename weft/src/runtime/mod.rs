@@ -206,7 +206,7 @@ impl Runtime {
         let Some(workers) = self.workers.take() else { return };
         let (lock, cvar) = &*workers.alive;
         let mut alive = crate::loom::lock(lock);
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
         while *alive > 0 {
             match deadline {
                 None => alive = cvar.wait(alive).unwrap_or_else(|p| p.into_inner()),

@@ -191,7 +191,17 @@ impl Driver {
     }
 
     /// A non-blocking turn of a worker that still has tasks: takes at most the busy batch.
+    /// With no socket registered there is no readiness to collect, and the `epoll_wait(0)` is
+    /// skipped: a worker running tasks that yield polls the driver once per round of its queue
+    /// (`multi_thread/worker.rs`), which for a lone yielder is once per yield; the syscall
+    /// tripled the cost of a yield on the current-thread runtime (`weft-lab micro --filter
+    /// yield`, `yield_in_hot_loop`: 158 → 537 ms per 1M). What waits meanwhile is harmless: a
+    /// pending driver wake-up stays in the eventfd for the next turn, and registrations
+    /// released since the last turn are freed by the next one (a later socket's, or a park's).
     pub(crate) fn turn_busy(&mut self, handle: &Handle) -> bool {
+        if !handle.has_sources() {
+            return false;
+        }
         match self.per_busy_tick {
             Some(busy) => {
                 self.waiter.set_limit(busy);
@@ -250,6 +260,13 @@ impl Driver {
 }
 
 impl Handle {
+    /// Whether any socket is registered now (a hint: one registered meanwhile by another
+    /// thread is seen by the next turn; its readiness waits in epoll until then).
+    fn has_sources(&self) -> bool {
+        let gone = self.metrics.fd_deregistered.load(Relaxed);
+        self.metrics.fd_registered.load(Relaxed) != gone
+    }
+
     /// Registers `source` for reads and writes (edge-triggered) and returns its state.
     pub(crate) fn add_source(&self, source: &mut impl mio::event::Source) -> io::Result<Arc<ScheduledIo>> {
         let io = Arc::new(ScheduledIo::new());

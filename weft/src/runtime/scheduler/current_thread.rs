@@ -10,7 +10,9 @@
 //! local and injection queues are empty (as on the multi-thread workers, see the essay in
 //! `multi_thread/worker.rs`): tasks that keep yielding would otherwise keep the local queue
 //! non-empty and let remote work in one task per `global_queue_interval` ticks. Cost, callgrind,
-//! 200 tasks × 1,000 yields: 440 instructions per yield, 430 before.
+//! 200 tasks × 1,000 yields: 440 instructions per yield, 430 before. As on the workers, the
+//! driver is polled before the first task that yielded since its last poll runs again
+//! (`Core::yield_countdown`; one poll per round of the queue), so a yield lets ready I/O in.
 //!
 //! If another thread's `block_on` holds the core, this `block_on` polls its own future on its
 //! own thread (`ParkThread::block_on`, the crate's one block-on loop) and retries taking the
@@ -55,6 +57,10 @@ pub(crate) struct Core {
     tasks: VecDeque<Runnable<Arc<Handle>>>,
     /// Tasks that yielded while remote work waited (see the module comment).
     deferred: Vec<Runnable<Arc<Handle>>>,
+    /// Local-queue pops until the first task that yielded since the driver was last polled
+    /// comes up (0: none waits); then `poll_driver_first` (`multi_thread/worker.rs` says why).
+    yield_countdown: usize,
+    poll_driver_first: bool,
     tick: u32,
     driver: Option<Driver>,
     metrics: MetricsBatch,
@@ -69,12 +75,22 @@ impl Core {
     }
 
     /// The local and injection queues are empty: returns the first deferred task and moves
-    /// the others to the local queue.
+    /// the others to the local queue; the driver is polled before it runs.
     fn requeue_deferred(&mut self) -> Option<Runnable<Arc<Handle>>> {
         let mut deferred = self.deferred.drain(..);
         let first = deferred.next()?;
         self.tasks.extend(deferred);
+        self.poll_driver_first = true;
         Some(first)
+    }
+
+    fn pop_local(&mut self) -> Option<Runnable<Arc<Handle>>> {
+        let task = self.tasks.pop_front()?;
+        if self.yield_countdown != 0 {
+            self.yield_countdown -= 1;
+            self.poll_driver_first = self.yield_countdown == 0;
+        }
+        Some(task)
     }
 
     /// Cancels the queued tasks and stops the driver (shutdown).
@@ -112,6 +128,8 @@ pub(crate) fn create(
         core: Mutex::new(Some(Box::new(Core {
             tasks: VecDeque::with_capacity(64),
             deferred: Vec::new(),
+            yield_countdown: 0,
+            poll_driver_first: false,
             tick: 0,
             driver: Some(driver),
             metrics,
@@ -240,9 +258,9 @@ impl Handle {
             for _ in 0..this.common.config.event_interval {
                 core.tick = core.tick.wrapping_add(1);
                 let task = if core.tick.is_multiple_of(gqi) {
-                    this.pop_remote().or_else(|| core.tasks.pop_front()).or_else(|| core.requeue_deferred())
+                    this.pop_remote().or_else(|| core.pop_local()).or_else(|| core.requeue_deferred())
                 } else {
-                    core.tasks.pop_front().or_else(|| this.pop_remote()).or_else(|| core.requeue_deferred())
+                    core.pop_local().or_else(|| this.pop_remote()).or_else(|| core.requeue_deferred())
                 };
                 let Some(task) = task else {
                     let woken = this.woken.load(Acquire);
@@ -259,6 +277,9 @@ impl Handle {
                     guard.core = Some(core);
                     continue 'outer;
                 };
+                if core.poll_driver_first {
+                    core = cx.park(core, Some(Duration::ZERO));
+                }
                 core.metrics.start_poll();
                 core = cx.enter(core, || task.run()).0;
                 core.metrics.end_poll();
@@ -304,6 +325,8 @@ impl Context {
     }
 
     fn park(&self, mut core: Box<Core>, timeout: Option<Duration>) -> Box<Core> {
+        core.yield_countdown = 0;
+        core.poll_driver_first = false;
         let Some(mut driver) = core.driver.take() else { return core };
         let handle = &self.handle;
         let timeout =
@@ -361,6 +384,9 @@ impl Context {
                     core.defer(task);
                 } else {
                     core.tasks.push_back(task);
+                    if yielded && core.yield_countdown == 0 {
+                        core.yield_countdown = core.tasks.len();
+                    }
                 }
                 Ok(())
             }

@@ -27,8 +27,16 @@
 //! 551 vs 546 on two; deferring every yield, as tokio does, costs more). Deferred tasks are taken
 //! before stealing, so a worker with a yielding task does not turn thief (and wake a sleeper
 //! for the search) per yield; like the local queue's tasks while it kept running them, they
-//! are not stealable while deferred. Unlike tokio, the driver is not polled before deferred
-//! tasks run again (I/O is polled every `event_interval` ticks, as for any busy worker).
+//! are not stealable while deferred.
+//!
+//! A yield also lets ready I/O and due timers in before the yielder runs again, as tokio's
+//! does (`yield_defers_until_park`): the first task that yields after the driver was last
+//! polled marks its place in the queue (`yield_countdown`, the pops until it comes up), and
+//! when it comes up, or when deferred tasks go back, the worker polls the driver first if no
+//! one is in it (`Parker::poll_driver` only tries). One poll per round of the queue, not per
+//! yield: 200 tasks yielding cost one `epoll_wait(0)` per 200 yields, a lone yielder one per
+//! yield (tokio's cost too). Before, the driver waited for the next `event_interval` tick,
+//! and a task yielding until a socket became ready could spin ~60 times for nothing.
 //!
 //! While a task runs, the worker's `Core` sits in `Context::core` so that spawns and wakes
 //! issued by the task reach the local queue without any synchronisation. `block_in_place`
@@ -59,6 +67,10 @@ pub(crate) struct Core {
     pub(super) run_queue: Local<Arc<Handle>>,
     /// Tasks that yielded while this core ran them (see the module comment).
     deferred: Vec<Runnable<Arc<Handle>>>,
+    /// Local-queue pops until the first task that yielded since the driver was last polled
+    /// comes up (0: none waits); then `poll_driver_first` (see the module comment).
+    yield_countdown: u32,
+    poll_driver_first: bool,
     is_searching: bool,
     is_shutdown: bool,
     park: Option<Parker>,
@@ -86,6 +98,8 @@ impl Core {
             lifo_slot: None,
             run_queue,
             deferred: Vec::new(),
+            yield_countdown: 0,
+            poll_driver_first: false,
             is_searching: false,
             is_shutdown: false,
             park: Some(park),
@@ -113,7 +127,15 @@ impl Core {
     }
 
     fn next_local_task(&mut self) -> Option<Runnable<Arc<Handle>>> {
-        self.lifo_slot.take().or_else(|| self.run_queue.pop())
+        if let Some(task) = self.lifo_slot.take() {
+            return Some(task);
+        }
+        let task = self.run_queue.pop()?;
+        if self.yield_countdown != 0 {
+            self.yield_countdown -= 1;
+            self.poll_driver_first = self.yield_countdown == 0;
+        }
+        Some(task)
     }
 
     /// Cancels every queued task (shutdown; see `Runnable::shutdown`).
@@ -169,8 +191,14 @@ impl Context {
                 }
             }
             if let Some(task) = self.next_task(&mut core, gqi) {
+                if core.poll_driver_first {
+                    core = self.poll_driver(core);
+                }
                 core = self.run_task(task, core)?;
                 continue;
+            }
+            if !core.deferred.is_empty() {
+                core = self.poll_driver(core);
             }
             if let Some(task) = self.requeue_deferred(&mut core) {
                 core = self.run_task(task, core)?;
@@ -427,8 +455,11 @@ impl Context {
         (core, drove)
     }
 
-    /// Fires due timers if the driver is free (busy workers, every `event_interval` ticks).
+    /// Fires due timers and dispatches ready I/O if the driver is free (busy workers, every
+    /// `event_interval` ticks, and before a task that yielded runs again).
     fn poll_driver(&self, mut core: Box<Core>) -> Box<Core> {
+        core.yield_countdown = 0;
+        core.poll_driver_first = false;
         let mut park = core.park.take().expect("worker parker missing");
         *self.core.borrow_mut() = Some(core);
         park.poll_driver(&self.handle.common.driver);
@@ -486,11 +517,16 @@ impl Context {
                 overflowed = false;
                 false
             }
-            Kind::Spawn | Kind::Yield => {
-                if let Kind::Spawn = kind {
-                    core.metrics.inc_spawned();
-                }
+            Kind::Spawn => {
+                core.metrics.inc_spawned();
                 overflowed = core.run_queue.push_back_or_overflow(task, inject);
+                true
+            }
+            Kind::Yield => {
+                overflowed = core.run_queue.push_back_or_overflow(task, inject);
+                if core.yield_countdown == 0 {
+                    core.yield_countdown = core.run_queue.len() as u32;
+                }
                 true
             }
         };
