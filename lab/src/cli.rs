@@ -11,7 +11,8 @@ use clap::{Parser, Subcommand};
 use crate::framework::{idle_conns, measure};
 use crate::{
     actors, agents, axum_ab, baseline, block_in_place, blocking_resilience, console, console_demo, fs_bench,
-    http_hello, lateness, memory_per_task, micro, report, search, serve_ollama, smoke, sweep, tcp_echo, tune,
+    http_hello, lateness, memory_burst, memory_per_task, micro, report, search, serve_ollama, smoke, sweep, tcp_echo,
+    tune,
 };
 
 #[derive(Parser, Debug)]
@@ -45,6 +46,8 @@ enum Command {
     Lateness(lateness::Args),
     /// RSS growth per live idle task (each parked on a oneshot) per runtime.
     MemoryPerTask(memory_per_task::Args),
+    /// RSS kept after a burst of 1M parked tasks ends, sampled while the runtime idles.
+    MemoryBurst(memory_burst::Args),
     /// Scheduling latency of other tasks while one task blocks a worker (weft with
     /// compensation on and off, tokio, smol).
     BlockingResilience(blocking_resilience::Args),
@@ -80,6 +83,8 @@ enum Command {
     /// Internal: one `memory-per-task` round in this (fresh) process; prints `ok <bytes>`.
     #[command(name = "__memory_sample", hide = true)]
     MemorySample(memory_per_task::ChildArgs),
+    #[command(name = "__burst_sample", hide = true)]
+    BurstSample(memory_burst::ChildArgs),
     /// Internal: one `http-hello` server until killed.
     #[command(name = "__http_server", hide = true)]
     HttpServer(http_hello::ChildArgs),
@@ -103,6 +108,7 @@ pub fn main() -> ExitCode {
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Lateness(a)) => lateness::run(a),
         Some(Command::MemoryPerTask(a)) => memory_per_task::run(a),
+        Some(Command::MemoryBurst(a)) => memory_burst::run(a),
         Some(Command::BlockingResilience(a)) => blocking_resilience::run(a),
         Some(Command::BlockInPlace(a)) => block_in_place::run(a),
         Some(Command::TcpEcho(a)) => tcp_echo::run(a),
@@ -118,6 +124,7 @@ pub fn main() -> ExitCode {
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Sample(a)) => measure::run_child(a),
         Some(Command::MemorySample(a)) => memory_per_task::run_child(a),
+        Some(Command::BurstSample(a)) => memory_burst::run_child(a),
         Some(Command::HttpServer(a)) => http_hello::run_child(a),
         Some(Command::IdleHolder(a)) => idle_conns::run_child(a),
         Some(Command::AgentsBatch(a)) => agents::run_child(a),
@@ -175,7 +182,7 @@ mod tests {
     #[test]
     fn every_subcommand_has_its_folder_and_every_folder_is_a_subcommand() {
         let commands = subcommands();
-        assert_eq!(commands.len(), 20, "public subcommands: {commands:?}");
+        assert_eq!(commands.len(), 21, "public subcommands: {commands:?}");
         let folders = study_folders();
         for c in &commands {
             assert!(

@@ -27,6 +27,7 @@
 //! - [`report`]: re-render a run's reports from its `results.json`.
 //! - [`lateness`]: timer lateness p50/p99/max per runtime.
 //! - [`memory_per_task`]: RSS per live idle task.
+//! - [`memory_burst`]: RSS kept after a burst of parked tasks ends, while the runtime idles.
 //! - [`blocking_resilience`]: other tasks' latency while one task blocks a worker.
 //! - [`block_in_place`]: `block_in_place` throughput, weft vs tokio.
 //! - [`tcp_echo`]: TCP echo messages/s and round-trip latency, idle connections optional.
@@ -63,6 +64,7 @@ pub mod framework;
 pub mod fs_bench;
 pub mod http_hello;
 pub mod lateness;
+pub mod memory_burst;
 pub mod memory_per_task;
 pub mod micro;
 pub mod report;

@@ -116,6 +116,51 @@ impl runtimes::WithAdapter for Round<'_> {
     }
 }
 
+/// `tasks` live tasks, each parked on its own oneshot (`spawn_parked`), to release and join
+/// (`release_and_join`). Shared with `memory_burst`.
+pub(crate) struct Parked<R: Adapter> {
+    senders: Vec<<R::Channels as Channels>::OneshotSender<u64>>,
+    handles: Vec<R::Handle<Result<u64, &'static str>>>,
+}
+
+/// Spawns `tasks` tasks, each awaiting its own oneshot receiver, and returns once every one
+/// has been polled and parked (each bumps a counter first: checked, not assumed).
+pub(crate) async fn spawn_parked<R: Adapter>(tasks: u64) -> Parked<R> {
+    let parked = Arc::new(AtomicU64::new(0));
+    let mut senders = Vec::with_capacity(tasks as usize);
+    let mut handles = Vec::with_capacity(tasks as usize);
+    for i in 0..tasks {
+        let (tx, rx) = <R::Channels as Channels>::oneshot::<u64>();
+        let parked = parked.clone();
+        handles.push(R::spawn(async move {
+            parked.fetch_add(1, Relaxed);
+            let v = <R::Channels as Channels>::recv_once(rx).await.map_err(|_| "oneshot closed")?;
+            Ok::<u64, &'static str>(v ^ i)
+        }));
+        senders.push(tx);
+    }
+    // A yield lets the workers run.
+    while parked.load(Relaxed) < tasks {
+        R::yield_now().await;
+    }
+    Parked { senders, handles }
+}
+
+/// Sends on every oneshot and joins every task, checking that each returns its own value (so
+/// every task really was alive and really completed).
+pub(crate) async fn release_and_join<R: Adapter>(parked: Parked<R>) -> Result<(), String> {
+    for (i, tx) in parked.senders.into_iter().enumerate() {
+        <R::Channels as Channels>::send_once(tx, i as u64 ^ 0x5A5A).map_err(|_| "a task dropped its receiver")?;
+    }
+    for h in parked.handles {
+        let v = R::join(h).await.map_err(|_| "an idle task panicked".to_string())??;
+        if v != 0x5A5A {
+            return Err(format!("a task returned {v:#x}, expected 0x5a5a"));
+        }
+    }
+    Ok(())
+}
+
 /// One round on a fresh runtime: RSS growth in bytes with `tasks` idle tasks alive.
 fn round<R: Adapter>(config: &RtConfig, tasks: u64) -> Result<i64, String> {
     if !<R::Channels as Channels>::AVAILABLE {
@@ -123,34 +168,10 @@ fn round<R: Adapter>(config: &RtConfig, tasks: u64) -> Result<i64, String> {
     }
     let runtime = R::build(config).map_err(|e| format!("building the runtime failed: {e}"))?;
     let out = runtime.block_on(async move {
-        let parked = Arc::new(AtomicU64::new(0));
-        let mut senders = Vec::with_capacity(tasks as usize);
-        let mut handles = Vec::with_capacity(tasks as usize);
         let before = rss_bytes()?;
-        for i in 0..tasks {
-            let (tx, rx) = <R::Channels as Channels>::oneshot::<u64>();
-            let parked = parked.clone();
-            handles.push(R::spawn(async move {
-                parked.fetch_add(1, Relaxed);
-                let v = <R::Channels as Channels>::recv_once(rx).await.map_err(|_| "oneshot closed")?;
-                Ok::<u64, &'static str>(v ^ i)
-            }));
-            senders.push(tx);
-        }
-        // Every task polled once and parked on its receiver (a yield lets the workers run).
-        while parked.load(Relaxed) < tasks {
-            R::yield_now().await;
-        }
+        let parked = spawn_parked::<R>(tasks).await;
         let after = rss_bytes()?;
-        for (i, tx) in senders.into_iter().enumerate() {
-            <R::Channels as Channels>::send_once(tx, i as u64 ^ 0x5A5A).map_err(|_| "a task dropped its receiver")?;
-        }
-        for h in handles {
-            let v = R::join(h).await.map_err(|_| "an idle task panicked".to_string())??;
-            if v != 0x5A5A {
-                return Err(format!("a task returned {v:#x}, expected 0x5a5a"));
-            }
-        }
+        release_and_join(parked).await?;
         Ok::<i64, String>(after as i64 - before as i64)
     });
     drop(runtime);

@@ -169,6 +169,12 @@ pub(crate) fn snapshot(m: &RuntimeMetrics) -> Vec<Family> {
         ),
         one("weft_live_timers", "Timers registered and not yet fired or cancelled.", Gauge, Int(m.num_live_timers())),
         one("weft_timers_fired", "Timers fired.", Counter, Int(m.timers_fired_count())),
+        one(
+            "weft_task_arena_retained_bytes",
+            "Bytes the task arena holds from the system (live task cells and free slots).",
+            Gauge,
+            int(m.task_arena_retained_bytes()),
+        ),
     ];
     if m.poll_time_histogram_enabled() {
         f.push(per_worker(m, "weft_poll_time_seconds", "Task poll durations.", Histogram, |w| {

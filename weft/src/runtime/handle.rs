@@ -95,10 +95,27 @@ impl Handle {
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         match &self.inner {
             scheduler::Handle::CurrentThread(h) => scheduler::current_thread::Handle::block_on(h, future),
-            scheduler::Handle::MultiThread(_) => {
+            scheduler::Handle::MultiThread(h) => {
                 let _runtime = context::enter_runtime("Runtime::block_on");
                 let _enter = context::enter(self.inner.clone());
-                park::block_on(future)
+                // This thread frees task cells into its own cache (joins, drops): each time its
+                // future waits, and when it returns, is its idle point for the task arena's
+                // trim, as parking is a worker's (`task/arena.rs`; a few relaxed loads).
+                let idle = |leaving| {
+                    if h.common.arena.as_ref().is_some_and(|a| a.on_idle(leaving)) {
+                        h.unpark_others(usize::MAX);
+                    }
+                };
+                let mut future = std::pin::pin!(future);
+                let out = park::block_on(std::future::poll_fn(|cx| {
+                    let poll = future.as_mut().poll(cx);
+                    if poll.is_pending() {
+                        idle(false);
+                    }
+                    poll
+                }));
+                idle(true);
+                out
             }
         }
     }

@@ -22,16 +22,28 @@
 //!   alignment no fault, 91 µs). Chunks of 128 KiB and more still come from fresh mappings in
 //!   each new runtime (glibc maps them; ~350 faults for 10,000 tasks): a runtime that lives
 //!   pays them once, the lab's fresh runtime per sample pays them every sample.
-//!   Chunks are carved into slots on demand, never returned before the arena goes.
+//!   Chunks are carved into slots on demand. 2 MiB chunks are mapped with `mmap` directly and
+//!   given back with `munmap` by a trim (below); smaller ones (under 2 MiB per class in all)
+//!   stay until the arena goes.
 //! * **depot** — per class: the batches handed back by thread caches, a loose list of single
 //!   slots, and the unused tail of the newest chunk. One lock for the whole arena.
+//! * **trim** — after a burst, the 2 MiB chunks whose every slot is free go back to the system
+//!   (`TaskArena::trim_if_due`, called by a worker about to park: the runtime is idle then).
+//!   The depot's free slots of a class are taken out under the lock, counted per chunk without
+//!   it (a slot's chunk is its address rounded down to 2 MiB), and the slots of chunks that
+//!   are not wholly free are put back, in batches. Due when the depot holds `TRIM_STEP` more
+//!   free bytes than after the last trim: the free pool grows only when live tasks shrink, so a
+//!   runtime in a steady state never trims, and one that trims finds ≥ 4 MiB to look at.
 //! * **thread cache** — per thread, for one arena at a time: a free list per class. A thread
 //!   takes a batch (up to 64 slots) from the depot when its list is empty and hands its whole
 //!   list back when it reaches 128, so the lock is taken at most once per 64 cells a thread
 //!   creates or frees, and a thread that spawns and joins in turn never takes it.
 //!
 //! # Invariants
-//! * A slot is in exactly one place: a live cell, one thread cache's list, or the depot.
+//! * A slot is in exactly one place: a live cell, one thread cache's list, the depot, or the
+//!   list a trim has taken out of the depot.
+//! * A trim unmaps a chunk only if every slot carved from it is in the list it took out, and,
+//!   for the chunk still being carved, only if no slot was carved since it took the list.
 //! * A thread cache names its arena by a `Weak`: a cache never hands out a slot to another
 //!   arena (the `Weak` keeps the arena's address from being reused while the cache points
 //!   at it), and when its arena is gone the cache forgets its slots without reading them
@@ -47,10 +59,14 @@
 //!   costs 1/64 of a lock on each side).
 //! * A global (process-wide) pool: memory would outlive the runtimes that used it, and one
 //!   sample of the lab would inherit the previous one's warm pages.
-//! * Giving chunks back while the runtime lives: a runtime that once held a million tasks
-//!   keeps their ~144 MB until it is dropped (as glibc's heap often does after a peak, through
-//!   fragmentation). Returning a chunk needs every slot in it free, which the free lists do not
-//!   track; not done.
+//! * A live count per chunk, kept by every alloc and free, to return a chunk the moment it
+//!   empties: a shared counter touched per spawn and per completion, on the path the thread
+//!   caches exist to keep free of shared writes. The trim counts instead, rarely, off that path.
+//! * Keeping 2 MiB chunks in the global allocator: glibc maps the first ones, but raises its
+//!   mmap threshold when one is freed, and serves the next from its heap, from which a freed
+//!   chunk in the middle does not go back; `mmap`/`munmap` return them for sure.
+//! * Trimming on a timer thread: the runtime has one only with the monitor on; a worker about
+//!   to park is idle by definition, and every flavour parks.
 //! * One lock per class: the depot is touched once per 64 cells per thread, and loom models of
 //!   the whole runtime would pay 64 modelled locks per runtime.
 
@@ -58,6 +74,7 @@ use std::alloc::Layout;
 use std::ptr::NonNull;
 
 use crate::loom::lock;
+use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use crate::loom::sync::{Arc, Mutex};
 
 /// Sizes are rounded up to a multiple of this, which is also the alignment every slot has.
@@ -72,6 +89,15 @@ const BATCH: usize = 64;
 const MIN_CHUNK: usize = 64 << 10;
 /// The size (and alignment) of a transparent huge page on x86-64 and most arm64 kernels.
 const HUGE_CHUNK: usize = 2 << 20;
+/// A trim is due when the depots hold this many more free bytes than after the last trim.
+const TRIM_STEP: usize = 4 << 20;
+/// The smallest trim step: after a trim that left chunks partly free, the next is due once
+/// the emptiest of them could be free (its missing bytes), but not for less than this.
+const MIN_TRIM_STEP: usize = 256 << 10;
+/// Trims with a step under `TRIM_STEP` are at least this far apart.
+const MIN_TRIM_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+/// A huge chunk missing at most this many free slots counts as pinned by thread caches.
+const NEARLY_FREE_MISSING: usize = 4 * BATCH;
 
 /// A free slot's content: the next free slot of its list.
 struct Slot {
@@ -146,7 +172,91 @@ struct Depot {
     cursor: usize,
     end: usize,
     next_chunk: usize,
-    chunks: Vec<(NonNull<u8>, Layout)>,
+    chunks: Vec<Chunk>,
+    /// Slots in `batches` and `loose`.
+    free_slots: usize,
+}
+
+/// Memory the arena took for one class.
+struct Chunk {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+impl Chunk {
+    fn start(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+
+    /// Maps a 2 MiB-aligned huge chunk (`mmap`), or allocates a smaller one.
+    fn new(bytes: usize) -> Chunk {
+        let align = if bytes >= HUGE_CHUNK { HUGE_CHUNK } else { GRAIN };
+        let layout = Layout::from_size_align(bytes, align).expect("task arena chunk layout");
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if bytes >= HUGE_CHUNK {
+            return Chunk { ptr: map_aligned(bytes), layout };
+        }
+        // SAFETY: `layout` has a non-zero size.
+        let Some(ptr) = NonNull::new(unsafe { std::alloc::alloc(layout) }) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        Chunk { ptr, layout }
+    }
+
+    /// Gives the chunk's memory back.
+    ///
+    /// # Safety
+    /// No slot of the chunk is used or listed anywhere any more.
+    unsafe fn release(self) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if self.layout.size() >= HUGE_CHUNK {
+            // SAFETY: mapped by `map_aligned` with this size; nothing refers to it (`# Safety`).
+            let rc = unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.layout.size()) };
+            debug_assert_eq!(rc, 0, "munmap of a task arena chunk failed");
+            return;
+        }
+        // SAFETY: allocated in `Chunk::new` with this layout; unused (`# Safety`).
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+    }
+}
+
+/// `bytes` (a multiple of `HUGE_CHUNK`) of fresh memory aligned to `HUGE_CHUNK`: maps twice
+/// that minus a page and unmaps the unaligned ends, then advises huge pages (a hint: where the
+/// kernel has transparent huge pages in `madvise` mode, one 2 MiB page backs the chunk at its
+/// first touch; failure changes nothing).
+#[cfg(all(target_os = "linux", not(loom)))]
+fn map_aligned(bytes: usize) -> NonNull<u8> {
+    let span = bytes + HUGE_CHUNK;
+    // SAFETY: an anonymous private mapping at an address of the kernel's choosing.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        std::alloc::handle_alloc_error(Layout::from_size_align(bytes, HUGE_CHUNK).expect("chunk layout"));
+    }
+    let base = raw as usize;
+    let start = (base + HUGE_CHUNK - 1) & !(HUGE_CHUNK - 1);
+    let (head, tail) = (start - base, base + span - (start + bytes));
+    // SAFETY: `[base, start)` and `[start + bytes, base + span)` are parts of the mapping just
+    // made that nothing uses; unmapping them leaves `[start, start + bytes)` mapped.
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw, head);
+        }
+        if tail > 0 {
+            libc::munmap((start + bytes) as *mut libc::c_void, tail);
+        }
+        libc::madvise(start as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
+    }
+    // SAFETY: `start` lies inside a successful mapping, so it is not null.
+    unsafe { NonNull::new_unchecked(start as *mut u8) }
 }
 
 // SAFETY: the depot owns its chunks and free slots exclusively; it is only reached through
@@ -162,6 +272,7 @@ impl Depot {
             end: 0,
             next_chunk: MIN_CHUNK,
             chunks: Vec::new(),
+            free_slots: 0,
         }
     }
 
@@ -169,9 +280,11 @@ impl Depot {
     /// slots from the newest chunk (a fresh chunk when it has no room for one).
     fn take(&mut self, size: usize, want: usize) -> FreeList {
         if let Some(batch) = self.batches.pop() {
+            self.free_slots -= batch.len;
             return batch;
         }
         if self.loose.len > 0 {
+            self.free_slots -= self.loose.len;
             return self.loose.take();
         }
         if self.end - self.cursor < size {
@@ -192,77 +305,244 @@ impl Depot {
     fn new_chunk(&mut self) {
         let bytes = self.next_chunk;
         self.next_chunk = (bytes * 2).min(HUGE_CHUNK);
-        let align = if bytes >= HUGE_CHUNK { HUGE_CHUNK } else { GRAIN };
-        let layout = Layout::from_size_align(bytes, align).expect("task arena chunk layout");
-        // SAFETY: `layout` has a non-zero size.
-        let Some(ptr) = NonNull::new(unsafe { std::alloc::alloc(layout) }) else {
-            std::alloc::handle_alloc_error(layout)
-        };
-        #[cfg(all(target_os = "linux", not(loom)))]
-        if bytes >= HUGE_CHUNK {
-            // A hint: where the kernel has transparent huge pages in `madvise` mode it backs
-            // the chunk with one 2 MiB page at its first touch. Failure changes nothing.
-            // SAFETY: `ptr..ptr+bytes` is memory we own; MADV_HUGEPAGE does not change its
-            // contents or validity.
-            unsafe { libc::madvise(ptr.as_ptr().cast(), bytes, libc::MADV_HUGEPAGE) };
-        }
-        self.chunks.push((ptr, layout));
-        self.cursor = ptr.as_ptr() as usize;
+        let chunk = Chunk::new(bytes);
+        self.cursor = chunk.start();
         self.end = self.cursor + bytes;
+        self.chunks.push(chunk);
+    }
+
+    fn put_back(&mut self, list: FreeList) {
+        self.free_slots += list.len;
+        self.batches.push(list);
+    }
+
+    fn chunk_bytes(&self) -> usize {
+        self.chunks.iter().map(|c| c.layout.size()).sum()
     }
 
     #[cfg(all(test, not(loom)))]
     fn owns(&self, addr: usize) -> bool {
-        self.chunks.iter().any(|(p, l)| (p.as_ptr() as usize..p.as_ptr() as usize + l.size()).contains(&addr))
+        self.chunks.iter().any(|c| (c.start()..c.start() + c.layout.size()).contains(&addr))
     }
 }
 
 impl Drop for Depot {
     fn drop(&mut self) {
-        for (ptr, layout) in self.chunks.drain(..) {
-            // SAFETY: allocated in `new_chunk` with this layout; every slot in it is free (the
-            // arena outlives its cells, module invariant), and nothing reads a slot after its
-            // arena is gone.
-            unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
+        for chunk in self.chunks.drain(..) {
+            // SAFETY: every slot is free (the arena outlives its cells, module invariant), and
+            // nothing reads a slot after its arena is gone.
+            unsafe { chunk.release() };
         }
     }
 }
 
 struct Inner {
     depots: Mutex<Box<[Depot]>>,
+    /// Bytes of free slots in the depots (written under `depots`, read without it).
+    free_bytes: AtomicUsize,
+    /// `free_bytes` after the last trim, lowered whenever `free_bytes` goes below it: a trim is
+    /// due at `TRIM_STEP` above it.
+    trim_floor: AtomicUsize,
+    /// Bytes of chunks held (written under `depots`; `TaskArena::retained_bytes`).
+    chunk_bytes: AtomicUsize,
+    /// A trim is under way (one at a time).
+    trimming: AtomicBool,
+    /// Huge chunks the last trim found free but for a few slots (`NEARLY_FREE_MISSING`),
+    /// likely held in idle threads' caches: idle threads then flush their caches.
+    pinned: AtomicUsize,
+    /// A flush handed slots back since the last trim while chunks were pinned: a trim is due.
+    flushed: AtomicBool,
+    /// Free bytes above `trim_floor` that make a trim due (`MIN_TRIM_STEP..=TRIM_STEP`).
+    step: AtomicUsize,
+    last_trim: Mutex<Option<std::time::Instant>>,
 }
 
 #[cfg_attr(loom, allow(dead_code))] // `take`, `give_back`: the thread caches and the loom model
 impl Inner {
     fn take(&self, class: usize, want: usize) -> FreeList {
-        lock(&self.depots)[class].take(slot_size(class), want)
+        self.take_locked(&mut lock(&self.depots), class, want)
+    }
+
+    /// `Depot::take` with the arena's counters kept (the caller holds the lock).
+    fn take_locked(&self, depots: &mut [Depot], class: usize, want: usize) -> FreeList {
+        let before = depots[class].chunks.len();
+        let list = depots[class].take(slot_size(class), want);
+        if depots[class].chunks.len() != before {
+            self.chunk_bytes.store(depots.iter().map(Depot::chunk_bytes).sum(), Relaxed);
+        }
+        self.sub_free(list.len * slot_size(class));
+        list
     }
 
     /// # Safety
     /// Every slot in `list` belongs to this arena's `class` and is free.
     unsafe fn give_back(&self, class: usize, list: FreeList) {
         if list.len > 0 {
-            lock(&self.depots)[class].batches.push(list);
+            self.put_back_locked(&mut lock(&self.depots), class, list);
         }
+    }
+
+    /// Puts free slots of `class` back in its depot, counted (the caller holds the lock).
+    fn put_back_locked(&self, depots: &mut [Depot], class: usize, list: FreeList) {
+        self.free_bytes.fetch_add(list.len * slot_size(class), Relaxed);
+        depots[class].put_back(list);
+    }
+
+    /// Counts `bytes` of free slots leaving the depots (lock held), lowering the trim floor
+    /// with them.
+    fn sub_free(&self, bytes: usize) {
+        let free = self.free_bytes.load(Relaxed).saturating_sub(bytes);
+        self.free_bytes.store(free, Relaxed);
+        self.trim_floor.fetch_min(free, Relaxed);
     }
 
     fn alloc_one(&self, class: usize) -> NonNull<u8> {
         let mut depots = lock(&self.depots);
         let depot = &mut depots[class];
         if let Some(slot) = depot.loose.pop() {
+            depot.free_slots -= 1;
+            self.sub_free(slot_size(class));
             return slot.cast();
         }
-        let mut list = depot.take(slot_size(class), 1);
+        let mut list = self.take_locked(&mut depots, class, 1);
         let slot = list.pop().expect("task arena: a depot take returns at least one slot");
-        depot.loose.append(list);
+        if list.len > 0 {
+            self.put_back_locked(&mut depots, class, list);
+        }
         slot.cast()
     }
 
     /// # Safety
     /// `ptr` is a slot of this arena's `class` that the caller owns and no longer uses.
     unsafe fn free_one(&self, ptr: NonNull<u8>, class: usize) {
+        let mut depots = lock(&self.depots);
+        let depot = &mut depots[class];
         // SAFETY: this function's `# Safety`.
-        unsafe { lock(&self.depots)[class].loose.push(ptr.cast()) };
+        unsafe { depot.loose.push(ptr.cast()) };
+        depot.free_slots += 1;
+        self.free_bytes.fetch_add(slot_size(class), Relaxed);
+    }
+
+    /// Gives back every 2 MiB chunk of `class` whose slots are all free in the depot (see the
+    /// module comment); returns the bytes given back.
+    fn trim_class(&self, class: usize) -> (usize, usize, usize) {
+        let size = slot_size(class);
+        // 1. Under the lock: take the free slots out, note each huge chunk's carved slots.
+        let (taken, mut chunks, cursor) = {
+            let mut depots = lock(&self.depots);
+            let depot = &mut depots[class];
+            if depot.free_slots == 0 || !depot.chunks.iter().any(|c| c.layout.size() == HUGE_CHUNK) {
+                return (0, 0, usize::MAX);
+            }
+            let mut taken = depot.loose.take();
+            for batch in depot.batches.drain(..) {
+                taken.append(batch);
+            }
+            depot.free_slots = 0;
+            self.sub_free(taken.len * size);
+            let (cursor, end) = (depot.cursor, depot.end);
+            // (chunk start, slots carved from it, free slots seen)
+            let chunks: Vec<(usize, usize, usize)> = depot
+                .chunks
+                .iter()
+                .filter(|c| c.layout.size() == HUGE_CHUNK)
+                .map(|c| {
+                    let carving = end == c.start() + HUGE_CHUNK;
+                    let carved = if carving { (cursor - c.start()) / size } else { HUGE_CHUNK / size };
+                    (c.start(), carved, 0)
+                })
+                .collect();
+            (taken, chunks, cursor)
+        };
+        // 2. Without it: count the free slots per huge chunk (sorted by start, searched).
+        chunks.sort_unstable_by_key(|c| c.0);
+        let find = |chunks: &[(usize, usize, usize)], addr: usize| {
+            chunks.binary_search_by_key(&(addr & !(HUGE_CHUNK - 1)), |c| c.0).ok()
+        };
+        let mut at = taken.head;
+        while let Some(slot) = at {
+            if let Some(i) = find(&chunks, slot.as_ptr() as usize) {
+                chunks[i].2 += 1;
+            }
+            // SAFETY: the slot is free and in `taken`, which this trim owns.
+            at = unsafe { slot.as_ref().next };
+        }
+        let empty = |c: &(usize, usize, usize)| c.2 == c.1 && c.1 > 0;
+        let pinned = chunks.iter().filter(|c| c.2 < c.1 && c.2 + NEARLY_FREE_MISSING >= c.1).count();
+        // The bytes still held in the emptiest chunk that is at least half free: once that
+        // much more went free, another trim may give it back.
+        let missing = chunks.iter().filter(|c| c.2 < c.1 && 2 * c.2 >= c.1).map(|c| (c.1 - c.2) * size).min();
+        let missing = missing.unwrap_or(usize::MAX);
+        if !chunks.iter().any(empty) {
+            self.put_back_locked(&mut lock(&self.depots), class, taken);
+            return (0, pinned, missing);
+        }
+        // 3. Keep the slots of chunks that are not wholly free, in batches.
+        let mut keep: Vec<FreeList> = Vec::new();
+        let mut current = FreeList::EMPTY;
+        let mut taken = taken;
+        while let Some(slot) = taken.pop() {
+            if find(&chunks, slot.as_ptr() as usize).is_some_and(|i| empty(&chunks[i])) {
+                continue;
+            }
+            // SAFETY: a free slot of this class that the trim owns.
+            unsafe { current.push(slot) };
+            if current.len == BATCH {
+                keep.push(current.take());
+            }
+        }
+        keep.push(current);
+        // 4. Under the lock: unlink the empty chunks (the one being carved only if nothing was
+        // carved from it meanwhile), put the rest back.
+        let mut released = Vec::new();
+        {
+            let mut guard = lock(&self.depots);
+            let depots = &mut *guard;
+            let depot = &mut depots[class];
+            let untouched = depot.cursor == cursor;
+            let mut i = 0;
+            while i < depot.chunks.len() {
+                let c = &depot.chunks[i];
+                let is_empty =
+                    c.layout.size() == HUGE_CHUNK && find(&chunks, c.start()).is_some_and(|j| empty(&chunks[j]));
+                let carving = depot.end == c.start() + HUGE_CHUNK;
+                if is_empty && (!carving || untouched) {
+                    if carving {
+                        depot.cursor = 0;
+                        depot.end = 0;
+                    }
+                    released.push(depot.chunks.swap_remove(i));
+                } else {
+                    if is_empty {
+                        // Carved from since step 1: its free slots go back with the rest.
+                        let start = c.start();
+                        let mut back = FreeList::EMPTY;
+                        // The slots were dropped from `keep` in step 3; carve them again.
+                        let carved = chunks[find(&chunks, start).expect("listed")].1;
+                        for k in (0..carved).rev() {
+                            // SAFETY: slot `k` of this chunk was free in step 1 and nothing but
+                            // this trim held it since (it was in `taken`).
+                            unsafe { back.push(NonNull::new_unchecked((start + k * size) as *mut Slot)) };
+                        }
+                        keep.push(back);
+                    }
+                    i += 1;
+                }
+            }
+            for list in keep {
+                if list.len > 0 {
+                    self.put_back_locked(depots, class, list);
+                }
+            }
+            self.chunk_bytes.store(depots.iter().map(Depot::chunk_bytes).sum(), Relaxed);
+        }
+        let bytes = released.len() * HUGE_CHUNK;
+        for chunk in released {
+            // SAFETY: every slot carved from it was in `taken` (counted), and none was carved
+            // since (checked just above): none is live, cached or listed.
+            unsafe { chunk.release() };
+        }
+        (bytes, pinned, missing)
     }
 }
 
@@ -279,7 +559,76 @@ pub(crate) struct TaskArena {
 impl TaskArena {
     pub(crate) fn new() -> TaskArena {
         let depots: Box<[Depot]> = (0..CLASSES).map(|_| Depot::new()).collect();
-        TaskArena { inner: Arc::new(Inner { depots: Mutex::new(depots) }) }
+        TaskArena {
+            inner: Arc::new(Inner {
+                depots: Mutex::new(depots),
+                free_bytes: AtomicUsize::new(0),
+                trim_floor: AtomicUsize::new(0),
+                chunk_bytes: AtomicUsize::new(0),
+                trimming: AtomicBool::new(false),
+                pinned: AtomicUsize::new(0),
+                flushed: AtomicBool::new(false),
+                step: AtomicUsize::new(TRIM_STEP),
+                last_trim: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Bytes of memory the arena holds from the system (live cells and free slots alike).
+    pub(crate) fn retained_bytes(&self) -> usize {
+        self.inner.chunk_bytes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Called by a thread going idle (a worker about to park, a `block_on` future waiting):
+    /// gives task memory back if enough went free (module comment, "trim"). While the last
+    /// trim found chunks pinned by a few cached slots, or when `leaving` (a `block_on`
+    /// returning: its thread may not come back), the thread first hands its cache back, and a
+    /// trim is then due. Returns true when this call's trim found pinned chunks after a burst
+    /// or on leaving: the caller then wakes the other idle workers once, so that they flush too
+    /// (their own trims wake nobody, so this ends).
+    pub(crate) fn on_idle(&self, leaving: bool) -> bool {
+        let inner = &self.inner;
+        let pinned = inner.pinned.load(Relaxed) > 0;
+        #[cfg(not(loom))]
+        if (pinned || leaving) && thread_cache::flush(inner) {
+            inner.flushed.store(true, Relaxed);
+        }
+        let step = inner.step.load(Relaxed);
+        let burst = inner.free_bytes.load(Relaxed) >= inner.trim_floor.load(Relaxed).saturating_add(step);
+        let flushed = (pinned || leaving) && inner.flushed.swap(false, Relaxed);
+        if !burst && !flushed {
+            return false;
+        }
+        // Small steps (a drain in progress) at most every `MIN_TRIM_INTERVAL`.
+        if !flushed && step < TRIM_STEP && lock(&inner.last_trim).is_some_and(|t| t.elapsed() < MIN_TRIM_INTERVAL) {
+            return false;
+        }
+        self.trim();
+        (burst || leaving) && inner.pinned.load(Relaxed) > 0
+    }
+
+    /// Trims now: hands this thread's cache back and gives back every wholly free huge chunk
+    /// (module comment). Returns the bytes given back.
+    pub(crate) fn trim(&self) -> usize {
+        let inner = &self.inner;
+        if inner.trimming.swap(true, Acquire) {
+            return 0;
+        }
+        #[cfg(not(loom))]
+        thread_cache::flush(inner);
+        let (mut released, mut pinned, mut missing) = (0, 0, usize::MAX);
+        for class in 0..CLASSES {
+            let (bytes, p, m) = inner.trim_class(class);
+            released += bytes;
+            pinned += p;
+            missing = missing.min(m);
+        }
+        inner.pinned.store(pinned, Relaxed);
+        inner.step.store(missing.clamp(MIN_TRIM_STEP, TRIM_STEP), Relaxed);
+        *lock(&inner.last_trim) = Some(std::time::Instant::now());
+        inner.trim_floor.store(inner.free_bytes.load(Relaxed), Relaxed);
+        inner.trimming.store(false, Release);
+        released
     }
 
     /// The class of cells of `layout`, or `None` when the arena does not serve it (too large,
@@ -379,6 +728,27 @@ mod thread_cache {
         fn drop(&mut self) {
             self.release();
         }
+    }
+
+    /// Hands this thread's cached slots back to `inner`'s depots if the cache serves it (a trim
+    /// can then count them as free); true if it held any.
+    pub(super) fn flush(inner: &Arc<Inner>) -> bool {
+        CACHE
+            .try_with(|cache| {
+                let Ok(mut cache) = cache.try_borrow_mut() else { return false };
+                if !cache.serves(inner) {
+                    return false;
+                }
+                let mut any = false;
+                for (class, list) in cache.lists.iter_mut().enumerate() {
+                    let list = list.take();
+                    any |= list.len > 0;
+                    // SAFETY: the cache only holds free slots of its arena, per class.
+                    unsafe { inner.give_back(class, list) };
+                }
+                any
+            })
+            .unwrap_or(false)
     }
 
     /// A slot from this thread's cache, switching the cache to `inner` if it served another
@@ -513,6 +883,95 @@ mod tests {
         for _ in 0..2 * BATCH {
             let p = b.alloc(3);
             assert!(b.owns(p), "a slot of a dropped arena was handed out");
+        }
+    }
+
+    /// After a burst, a trim gives back every 2 MiB chunk whose slots are all free, keeps the
+    /// chunk of a slot still live (and the slot untouched), and later allocations still work.
+    #[test]
+    fn trim_gives_back_wholly_free_huge_chunks_only() {
+        let arena = TaskArena::new();
+        let class = 12; // 208-byte slots
+        let size = (class + 1) * GRAIN;
+        let n = 40 * super::HUGE_CHUNK / size; // ~40 huge chunks beyond the small ones
+        let slots: Vec<NonNull<u8>> = (0..n).map(|_| arena.alloc(class)).collect();
+        let peak = arena.retained_bytes();
+        assert!(peak >= 40 * super::HUGE_CHUNK, "peak {peak}");
+        // Keep one slot in the middle alive, with a pattern in it.
+        let kept = slots[n / 2];
+        // SAFETY: a live slot of `size` bytes, ours.
+        unsafe { kept.as_ptr().write_bytes(0x5A, size) };
+        for &p in slots.iter().filter(|&&p| p != kept) {
+            // SAFETY: from `alloc(class)`, unused from here on.
+            unsafe { arena.free(p, class) };
+        }
+        let before = arena.retained_bytes();
+        arena.on_idle(false);
+        assert!(arena.retained_bytes() < before, "a trim is due after ~40 MiB went free");
+        let after = arena.retained_bytes();
+        assert!(after <= 2 * super::HUGE_CHUNK + super::HUGE_CHUNK, "retained {after} of {peak} after the trim");
+        assert!(arena.owns(kept), "the live slot's chunk was given back");
+        // SAFETY: the live slot is still ours and still mapped.
+        assert!(unsafe { std::slice::from_raw_parts(kept.as_ptr(), size) }.iter().all(|&b| b == 0x5A));
+        assert!(!arena.on_idle(false) && arena.retained_bytes() == after, "nothing more went free: no trim is due");
+        // The arena serves a second burst, from kept free slots and new chunks.
+        let again: Vec<NonNull<u8>> = (0..n).map(|_| arena.alloc(class)).collect();
+        let distinct: HashSet<usize> = again.iter().map(|p| p.as_ptr() as usize).collect();
+        assert_eq!(distinct.len(), n);
+        assert!(!distinct.contains(&(kept.as_ptr() as usize)), "the live slot was handed out again");
+        for p in again {
+            assert!(arena.owns(p));
+            // SAFETY: a fresh slot of `size` bytes, ours.
+            unsafe { p.as_ptr().write_bytes(0xA5, size) };
+            // SAFETY: from `alloc(class)`, unused from here on.
+            unsafe { arena.free(p, class) };
+        }
+        // SAFETY: from `alloc(class)`, unused from here on.
+        unsafe { arena.free(kept, class) };
+        arena.trim();
+        assert!(
+            arena.retained_bytes() <= 2 * super::HUGE_CHUNK,
+            "retained {} when all is free",
+            arena.retained_bytes()
+        );
+    }
+
+    /// A runtime's arena falls back to a few MiB after a burst of 200,000 parked tasks ends,
+    /// on both flavours (the trim runs when a worker goes idle), as the metric shows.
+    #[test]
+    fn a_runtime_gives_a_burst_of_task_memory_back_when_idle() {
+        for rt in [
+            crate::runtime::Builder::new_multi_thread().worker_threads(2).enable_time().build().unwrap(),
+            crate::runtime::Builder::new_current_thread().enable_time().build().unwrap(),
+        ] {
+            let metrics = rt.metrics();
+            let peak = rt.block_on(async {
+                let mut senders = Vec::new();
+                let mut handles = Vec::new();
+                for i in 0..200_000u64 {
+                    let (tx, rx) = crate::sync::oneshot::channel::<u64>();
+                    senders.push(tx);
+                    handles.push(crate::spawn(async move { rx.await.unwrap() + i }));
+                }
+                crate::task::yield_now().await;
+                let peak = crate::runtime::Handle::current().metrics().task_arena_retained_bytes();
+                for (i, tx) in senders.into_iter().enumerate() {
+                    tx.send(i as u64).unwrap();
+                }
+                for (i, h) in handles.into_iter().enumerate() {
+                    assert_eq!(h.await.unwrap(), 2 * i as u64);
+                }
+                peak
+            });
+            assert!(peak > 16 << 20, "peak {peak}: 200,000 tasks should take tens of MiB");
+            // Idle now: the workers park and trim (the current-thread one parks in block_on).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            let mut retained = metrics.task_arena_retained_bytes();
+            while retained > 4 << 20 && std::time::Instant::now() < deadline {
+                rt.block_on(async { crate::time::sleep(std::time::Duration::from_millis(10)).await });
+                retained = metrics.task_arena_retained_bytes();
+            }
+            assert!(retained <= 4 << 20, "retained {retained} of a {peak}-byte peak");
         }
     }
 

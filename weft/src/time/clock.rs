@@ -82,8 +82,9 @@ mod paused {
         /// Panics (with tokio's message) if `start_paused` on a runtime that cannot pause.
         pub(crate) fn new(enable_pausing: bool, start_paused: bool) -> Clock {
             let now = std::time::Instant::now();
-            let clock =
-                Clock { inner: Mutex::new(Inner { enable_pausing, origin: now, inhibit: 0, base: now, unfrozen: Some(now) }) };
+            let clock = Clock {
+                inner: Mutex::new(Inner { enable_pausing, origin: now, inhibit: 0, base: now, unfrozen: Some(now) }),
+            };
             if start_paused {
                 if let Err(msg) = clock.pause() {
                     panic!("{msg}");

@@ -76,13 +76,7 @@ impl Sleep {
                  `Builder::enable_all()`)"
             );
         }
-        Sleep {
-            deadline,
-            handle,
-            registered: None,
-            check_clock: true,
-            entry: TimerShared::new(),
-        }
+        Sleep { deadline, handle, registered: None, check_clock: true, entry: TimerShared::new() }
     }
 
     /// A sleep that completes only when a driver turn fires it (never at its first poll, even
@@ -93,7 +87,6 @@ impl Sleep {
         sleep.check_clock = false;
         sleep
     }
-
 
     /// The instant at which this future completes.
     pub fn deadline(&self) -> Instant {

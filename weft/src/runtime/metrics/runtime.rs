@@ -245,6 +245,13 @@ impl RuntimeMetrics {
         self.handle.driver().time().map_or(0, |t| t.metrics.live())
     }
 
+    /// weft only: bytes of memory the task arena holds from the system (its chunks: live task
+    /// cells and free slots alike; 0 with `Builder::task_arena(false)`). After a burst of tasks
+    /// it falls back within a trim, when a worker goes idle (see `task/arena.rs`).
+    pub fn task_arena_retained_bytes(&self) -> usize {
+        self.handle.task_arena().map_or(0, |a| a.retained_bytes())
+    }
+
     /// weft only: timers that fired (including those fired by shutdown).
     pub fn timers_fired_count(&self) -> u64 {
         self.handle.driver().time().map_or(0, |t| t.metrics.fired.load(Relaxed))

@@ -334,6 +334,10 @@ impl Context {
         // A zero timeout is a maintenance poll, not a park (as on the multi-thread workers).
         let parks = timeout != Some(Duration::ZERO);
         if parks {
+            // Idle: a burst's task memory goes back now if enough of it is free.
+            if let Some(arena) = &handle.common.arena {
+                arena.on_idle(false);
+            }
             core.metrics.about_to_park(&handle.common.metrics.workers[0]);
             handle.local_len.store(core.tasks.len(), Relaxed);
         }

@@ -246,6 +246,14 @@ impl Handle {
         self.blocking().try_spawn(f, self.clone()).ok()
     }
 
+    /// The runtime's task arena (`None` when `Builder::task_arena(false)`).
+    pub(crate) fn task_arena(&self) -> Option<&crate::task::arena::TaskArena> {
+        match self {
+            Handle::CurrentThread(h) => h.common.arena.as_ref(),
+            Handle::MultiThread(h) => h.common.arena.as_ref(),
+        }
+    }
+
     pub(crate) fn metrics(&self) -> &crate::runtime::metrics::SchedulerMetrics {
         match self {
             Handle::CurrentThread(h) => &h.common.metrics,

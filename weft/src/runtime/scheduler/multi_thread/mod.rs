@@ -178,6 +178,16 @@ impl Handle {
         }
     }
 
+    /// Unparks every worker but `me` (a parked one loops once through its park; see the
+    /// task arena's trim in `worker.rs`).
+    pub(crate) fn unpark_others(&self, me: usize) {
+        for (i, remote) in self.shared.remotes.iter().enumerate() {
+            if i != me {
+                remote.unpark.unpark(&self.common.driver);
+            }
+        }
+    }
+
     /// Whether nobody sleeps in the driver (a hint for the monitor's lazy hand-over).
     pub(crate) fn driver_unattended(&self) -> bool {
         !self.shared.remotes.iter().any(|r| r.unpark.is_in_driver())

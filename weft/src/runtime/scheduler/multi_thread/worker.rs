@@ -406,6 +406,13 @@ impl Context {
             if self.handle.is_shutdown() {
                 core.is_shutdown = true;
             } else if !self.handle.has_pending_work() {
+                // Idle: a burst's task memory goes back now if enough of it is free
+                // (`task/arena.rs`). Chunks pinned by a few slots in sleeping workers' caches:
+                // wake those workers once, to hand their slots back here (a flush-only trim
+                // wakes nobody, so this ends).
+                if self.handle.common.arena.as_ref().is_some_and(|a| a.on_idle(false)) {
+                    self.handle.unpark_others(self.index);
+                }
                 (core, drove) = self.park_timeout(core);
                 if self.handle.is_shutdown() {
                     core.is_shutdown = true;
