@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 
 use crate::framework::{idle_conns, measure};
 use crate::{
-    actors, agents, axum_ab, baseline, block_in_place, blocking_resilience, console, console_demo, fs_bench,
+    actors, agents, axum_ab, baseline, block_in_place, blocking_resilience, console, console_demo, fs_bench, fuzz,
     http_hello, lateness, memory_burst, memory_per_task, micro, report, search, serve_ollama, smoke, sweep, tcp_echo,
     tune,
 };
@@ -48,6 +48,8 @@ enum Command {
     MemoryPerTask(memory_per_task::Args),
     /// RSS kept after a burst of 1M parked tasks ends, sampled while the runtime idles.
     MemoryBurst(memory_burst::Args),
+    /// Every cargo-fuzz target (nightly) for a fixed time: executions and findings.
+    Fuzz(fuzz::Args),
     /// Scheduling latency of other tasks while one task blocks a worker (weft with
     /// compensation on and off, tokio, smol).
     BlockingResilience(blocking_resilience::Args),
@@ -109,6 +111,7 @@ pub fn main() -> ExitCode {
         Some(Command::Lateness(a)) => lateness::run(a),
         Some(Command::MemoryPerTask(a)) => memory_per_task::run(a),
         Some(Command::MemoryBurst(a)) => memory_burst::run(a),
+        Some(Command::Fuzz(a)) => fuzz::run(a),
         Some(Command::BlockingResilience(a)) => blocking_resilience::run(a),
         Some(Command::BlockInPlace(a)) => block_in_place::run(a),
         Some(Command::TcpEcho(a)) => tcp_echo::run(a),
@@ -182,7 +185,7 @@ mod tests {
     #[test]
     fn every_subcommand_has_its_folder_and_every_folder_is_a_subcommand() {
         let commands = subcommands();
-        assert_eq!(commands.len(), 21, "public subcommands: {commands:?}");
+        assert_eq!(commands.len(), 22, "public subcommands: {commands:?}");
         let folders = study_folders();
         for c in &commands {
             assert!(

@@ -28,6 +28,7 @@
 //! - [`lateness`]: timer lateness p50/p99/max per runtime.
 //! - [`memory_per_task`]: RSS per live idle task.
 //! - [`memory_burst`]: RSS kept after a burst of parked tasks ends, while the runtime idles.
+//! - [`fuzz`]: every cargo-fuzz target for a fixed time (executions, findings).
 //! - [`blocking_resilience`]: other tasks' latency while one task blocks a worker.
 //! - [`block_in_place`]: `block_in_place` throughput, weft vs tokio.
 //! - [`tcp_echo`]: TCP echo messages/s and round-trip latency, idle connections optional.
@@ -62,6 +63,7 @@ pub mod console;
 pub mod console_demo;
 pub mod framework;
 pub mod fs_bench;
+pub mod fuzz;
 pub mod http_hello;
 pub mod lateness;
 pub mod memory_burst;

@@ -121,6 +121,10 @@ pub struct CallStats {
     pub text: String,
 }
 
+/// The longest stream line accepted (a token line is ~200 bytes; a final Ollama line with its
+/// context array a few KiB).
+pub const MAX_LINE: usize = 1 << 20;
+
 /// The OpenAI-compatible streaming endpoint (SSE `data:` events ending in `[DONE]`).
 pub const OPENAI_PATH: &str = "/v1/chat/completions";
 
@@ -222,6 +226,10 @@ pub async fn stream_call<R: Sleep, C: HttpClient + ?Sized>(
         };
         last = Instant::now();
         pending.extend_from_slice(&chunk);
+        if pending.len() > MAX_LINE && !pending.contains(&b'\n') {
+            // A server streaming without newlines would grow `pending` without bound.
+            return Err(CallError::Malformed(format!("a line longer than {MAX_LINE} bytes")));
+        }
         let mut consumed = 0;
         while let Some(nl) = pending[consumed..].iter().position(|&b| b == b'\n') {
             let line = &pending[consumed..consumed + nl];
@@ -282,5 +290,62 @@ pub async fn stream_call<R: Sleep, C: HttpClient + ?Sized>(
             }
         }
         pending.drain(..consumed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A body of given chunks with status 200.
+    struct Canned(Vec<Vec<u8>>);
+
+    impl HttpClient for Canned {
+        fn post<'a>(&'a self, _: &'a Endpoint, _: &'a str, _: Vec<u8>) -> BoxFuture<'a, Result<HttpResponse, String>> {
+            let chunks: Vec<Result<Bytes, String>> = self.0.iter().map(|c| Ok(Bytes::from(c.clone()))).collect();
+            Box::pin(
+                async move { Ok(HttpResponse { status: 200, body: Box::pin(futures_lite::stream::iter(chunks)) }) },
+            )
+        }
+    }
+
+    struct NeverIdle;
+
+    impl Sleep for NeverIdle {
+        fn sleep(_: Duration) -> impl Future<Output = ()> + Send {
+            std::future::pending()
+        }
+    }
+
+    fn call(chunks: Vec<Vec<u8>>) -> Result<CallStats, CallError> {
+        let endpoint = Endpoint { base: "http://t".into(), addr: ([127, 0, 0, 1], 9).into(), authority: "t".into() };
+        let client = Canned(chunks);
+        futures_lite::future::block_on(stream_call::<NeverIdle, _>(
+            &client,
+            &endpoint,
+            "/api/generate",
+            Vec::new(),
+            Duration::from_secs(3600),
+        ))
+    }
+
+    /// A server that streams without newlines is cut off at `MAX_LINE`, not buffered forever
+    /// (found reading the parser for its fuzz target, `fuzz/fuzz_targets/agent_stream.rs`).
+    #[test]
+    fn an_endless_line_is_an_error_not_unbounded_memory() {
+        let chunks = vec![vec![b'x'; 64 << 10]; 2 * MAX_LINE / (64 << 10)];
+        match call(chunks) {
+            Err(CallError::Malformed(m)) => assert!(m.contains("longer than"), "{m}"),
+            other => panic!("expected a Malformed error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_stream_split_anywhere_reads_the_same() {
+        let body = b"{\"response\":\"He\"}\n{\"response\":\"llo\"}\n{\"done\":true,\"eval_count\":2}\n".to_vec();
+        for step in [1, 3, 7, body.len()] {
+            let stats = call(body.chunks(step).map(<[u8]>::to_vec).collect()).unwrap();
+            assert_eq!((stats.text.as_str(), stats.tokens, stats.eval_count), ("Hello", 2, 2), "chunks of {step}");
+        }
     }
 }

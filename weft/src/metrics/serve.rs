@@ -42,8 +42,17 @@ async fn accept_loop(listener: TcpListener, handle: Handle) {
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
-            // Out of fds, a reset before accept: keep serving.
-            Err(_) => continue,
+            // Out of fds, a reset before accept: keep serving, after a pause when timers run
+            // (the listener stays readable while the process is out of fds: an immediate retry
+            // would spin a worker at 100%).
+            Err(_) => {
+                if handle.inner.driver().time().is_some() {
+                    crate::time::sleep(std::time::Duration::from_millis(50)).await;
+                } else {
+                    crate::task::yield_now().await;
+                }
+                continue;
+            }
         };
         let (metrics, handle) = (metrics.clone(), handle.clone());
         crate::spawn(async move {

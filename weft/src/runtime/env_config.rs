@@ -93,6 +93,15 @@ fn invalid(name: &str, value: &str, expected: &str) -> io::Error {
     )
 }
 
+/// The fuzz target's entry (`fuzz/fuzz_targets/env_config.rs`): parses variables given as
+/// `NAME=value` lines (the last one of a name wins). Not part of weft's API.
+#[doc(hidden)]
+pub fn fuzz_parse(lines: &str) -> io::Result<String> {
+    let vars: Vec<(&str, &str)> = lines.lines().filter_map(|l| l.split_once('=')).collect();
+    let lookup = |name: &str| vars.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v.to_string());
+    EnvConfig::parse(lookup).map(|c| format!("{c:?}"))
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;

@@ -24,6 +24,8 @@ mod builder;
 pub(crate) mod context;
 pub(crate) mod driver;
 mod env_config;
+#[doc(hidden)]
+pub use env_config::fuzz_parse as __fuzz_parse_env_config;
 mod foreign_tokio;
 mod handle;
 mod id;
