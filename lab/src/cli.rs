@@ -11,8 +11,8 @@ use clap::{Parser, Subcommand};
 use crate::framework::{idle_conns, measure};
 use crate::{
     actors, agents, axum_ab, baseline, block_in_place, blocking_resilience, console, console_demo, fs_bench, fuzz,
-    http_hello, lateness, memory_burst, memory_per_task, micro, report, search, serve_ollama, smoke, sweep, tcp_echo,
-    tune,
+    http_hello, lateness, memory_burst, memory_per_task, micro, report, search, serve_ollama, smoke, soak, sweep,
+    tcp_echo, tune,
 };
 
 #[derive(Parser, Debug)]
@@ -50,6 +50,9 @@ enum Command {
     MemoryBurst(memory_burst::Args),
     /// Every cargo-fuzz target (nightly) for a fixed time: executions and findings.
     Fuzz(fuzz::Args),
+    /// One server per runtime under mixed load for N minutes; fails if RSS, fds, threads,
+    /// tasks or p99 grow, or a request fails.
+    Soak(soak::Args),
     /// Scheduling latency of other tasks while one task blocks a worker (weft with
     /// compensation on and off, tokio, smol).
     BlockingResilience(blocking_resilience::Args),
@@ -87,6 +90,8 @@ enum Command {
     MemorySample(memory_per_task::ChildArgs),
     #[command(name = "__burst_sample", hide = true)]
     BurstSample(memory_burst::ChildArgs),
+    #[command(name = "__soak_server", hide = true)]
+    SoakServer(soak::ChildArgs),
     /// Internal: one `http-hello` server until killed.
     #[command(name = "__http_server", hide = true)]
     HttpServer(http_hello::ChildArgs),
@@ -112,6 +117,8 @@ pub fn main() -> ExitCode {
         Some(Command::MemoryPerTask(a)) => memory_per_task::run(a),
         Some(Command::MemoryBurst(a)) => memory_burst::run(a),
         Some(Command::Fuzz(a)) => fuzz::run(a),
+        Some(Command::Soak(a)) => soak::run(a),
+        Some(Command::SoakServer(a)) => soak::run_child(a),
         Some(Command::BlockingResilience(a)) => blocking_resilience::run(a),
         Some(Command::BlockInPlace(a)) => block_in_place::run(a),
         Some(Command::TcpEcho(a)) => tcp_echo::run(a),
@@ -185,7 +192,7 @@ mod tests {
     #[test]
     fn every_subcommand_has_its_folder_and_every_folder_is_a_subcommand() {
         let commands = subcommands();
-        assert_eq!(commands.len(), 22, "public subcommands: {commands:?}");
+        assert_eq!(commands.len(), 23, "public subcommands: {commands:?}");
         let folders = study_folders();
         for c in &commands {
             assert!(

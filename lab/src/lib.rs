@@ -29,6 +29,7 @@
 //! - [`memory_per_task`]: RSS per live idle task.
 //! - [`memory_burst`]: RSS kept after a burst of parked tasks ends, while the runtime idles.
 //! - [`fuzz`]: every cargo-fuzz target for a fixed time (executions, findings).
+//! - [`soak`]: a server per runtime under mixed load for minutes, watched for growth.
 //! - [`blocking_resilience`]: other tasks' latency while one task blocks a worker.
 //! - [`block_in_place`]: `block_in_place` throughput, weft vs tokio.
 //! - [`tcp_echo`]: TCP echo messages/s and round-trip latency, idle connections optional.
@@ -73,6 +74,7 @@ pub mod report;
 pub mod search;
 pub mod serve_ollama;
 pub mod smoke;
+pub mod soak;
 pub mod sweep;
 pub mod tcp_echo;
 pub mod tune;

@@ -1,0 +1,42 @@
+//! `weft-lab soak`'s bad inputs (the 1-minute run itself is a `.ci/run` step).
+
+fn soak(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab")).arg("soak").args(args).output().unwrap()
+}
+
+#[test]
+fn a_non_positive_duration_is_refused() {
+    let out = soak(&["--minutes", "0", "--out", "/nonexistent-weft-soak"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--minutes must be positive"));
+}
+
+#[test]
+fn an_unknown_runtime_is_refused() {
+    let out = soak(&["--minutes", "1", "--runtimes", "smol", "--out", "/nonexistent-weft-soak"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown runtime \"smol\""));
+}
+
+#[test]
+fn a_short_soak_serves_without_errors_and_writes_the_chart() {
+    let out_dir = std::env::temp_dir().join(format!("weft-soak-{}", std::process::id()));
+    let out = soak(
+        &["--minutes", "0.1", "--every", "1", "--clients", "1", "--idle", "4", "--out"]
+            .map(str::to_string)
+            .iter()
+            .map(String::as_str)
+            .chain([out_dir.to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("soak.json")).unwrap()).unwrap();
+    for run in json.as_array().unwrap() {
+        assert_eq!(run["errors"], 0, "{run}");
+        assert!(run["requests"].as_u64().unwrap() > 0, "{run}");
+        assert!(run["samples"].as_array().unwrap().len() >= 4, "{run}");
+    }
+    assert!(std::fs::read_to_string(out_dir.join("soak.svg")).unwrap().contains("<svg"));
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
