@@ -8,7 +8,7 @@
 //! `fuzz/corpus/TARGET/` (committed); a run grows a copy under `--out`, so the repository's
 //! seeds change only when someone copies new ones in. A finding is a crash file libFuzzer
 //! leaves in `fuzz/artifacts/TARGET/`; the command fails if any target finds one. CI runs each
-//! target 60 s (`--seconds 60`), the lab default is 10 minutes.
+//! target 60 s, all five at once (`--seconds 60 --jobs 5`); the lab default is 10 minutes each.
 //!
 //! Needs the nightly toolchain and `cargo-fuzz` (`cargo install cargo-fuzz`); `.ci/run`
 //! installs it when missing.
