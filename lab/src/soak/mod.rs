@@ -218,14 +218,6 @@ fn count_dir(path: String) -> Result<f64, String> {
     Ok(std::fs::read_dir(&path).map_err(|e| format!("{path}: {e}"))?.count() as f64)
 }
 
-fn rss_mb(pid: u32) -> Result<f64, String> {
-    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).map_err(|e| e.to_string())?;
-    let pages: f64 = statm.split_whitespace().nth(1).and_then(|v| v.parse().ok()).ok_or("bad statm")?;
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as f64;
-    Ok(pages * page / 1e6)
-}
-
 /// Kills the server when dropped.
 struct ServerProcess(std::process::Child);
 
@@ -283,7 +275,7 @@ pub fn soak_one(args: &Args, runtime: &str) -> Result<SoakRun, String> {
             .ok_or_else(|| format!("/stats said {stats:?}"))?;
         samples.push(Sample {
             t_s: start.elapsed().as_secs_f64(),
-            rss_mb: rss_mb(pid)?,
+            rss_mb: crate::framework::idle_conns::rss_kib(pid)? as f64 * 1024.0 / 1e6,
             fds: count_dir(format!("/proc/{pid}/fd"))?,
             threads: count_dir(format!("/proc/{pid}/task"))?,
             alive_tasks: alive,

@@ -428,7 +428,7 @@ impl Inner {
     fn trim_class(&self, class: usize) -> (usize, usize, usize) {
         let size = slot_size(class);
         // 1. Under the lock: take the free slots out, note each huge chunk's carved slots.
-        let (taken, mut chunks, cursor) = {
+        let (taken, mut chunks, cursor, end) = {
             let mut depots = lock(&self.depots);
             let depot = &mut depots[class];
             if depot.free_slots == 0 || !depot.chunks.iter().any(|c| c.layout.size() == HUGE_CHUNK) {
@@ -452,7 +452,7 @@ impl Inner {
                     (c.start(), carved, 0)
                 })
                 .collect();
-            (taken, chunks, cursor)
+            (taken, chunks, cursor, end)
         };
         // 2. Without it: count the free slots per huge chunk (sorted by start, searched).
         chunks.sort_unstable_by_key(|c| c.0);
@@ -477,18 +477,25 @@ impl Inner {
             self.put_back_locked(&mut lock(&self.depots), class, taken);
             return (0, pinned, missing);
         }
-        // 3. Keep the slots of chunks that are not wholly free, in batches.
+        // 3. Keep the slots of chunks that are not wholly free, in batches; those of the chunk
+        // being carved aside (step 4 frees them with it, or puts them back).
+        let carving_start = end.wrapping_sub(HUGE_CHUNK);
         let mut keep: Vec<FreeList> = Vec::new();
-        let mut current = FreeList::EMPTY;
+        let (mut current, mut carve_slots) = (FreeList::EMPTY, FreeList::EMPTY);
         let mut taken = taken;
         while let Some(slot) = taken.pop() {
-            if find(&chunks, slot.as_ptr() as usize).is_some_and(|i| empty(&chunks[i])) {
-                continue;
-            }
-            // SAFETY: a free slot of this class that the trim owns.
-            unsafe { current.push(slot) };
-            if current.len == BATCH {
-                keep.push(current.take());
+            let addr = slot.as_ptr() as usize;
+            match find(&chunks, addr) {
+                // SAFETY: a free slot of this class that the trim owns.
+                Some(i) if empty(&chunks[i]) && chunks[i].0 == carving_start => unsafe { carve_slots.push(slot) },
+                Some(i) if empty(&chunks[i]) => {}
+                _ => {
+                    // SAFETY: as above.
+                    unsafe { current.push(slot) };
+                    if current.len == BATCH {
+                        keep.push(current.take());
+                    }
+                }
             }
         }
         keep.push(current);
@@ -505,30 +512,20 @@ impl Inner {
                 let c = &depot.chunks[i];
                 let is_empty =
                     c.layout.size() == HUGE_CHUNK && find(&chunks, c.start()).is_some_and(|j| empty(&chunks[j]));
-                let carving = depot.end == c.start() + HUGE_CHUNK;
+                let carving = c.start() == carving_start;
                 if is_empty && (!carving || untouched) {
                     if carving {
                         depot.cursor = 0;
                         depot.end = 0;
+                        carve_slots = FreeList::EMPTY;
                     }
                     released.push(depot.chunks.swap_remove(i));
                 } else {
-                    if is_empty {
-                        // Carved from since step 1: its free slots go back with the rest.
-                        let start = c.start();
-                        let mut back = FreeList::EMPTY;
-                        // The slots were dropped from `keep` in step 3; carve them again.
-                        let carved = chunks[find(&chunks, start).expect("listed")].1;
-                        for k in (0..carved).rev() {
-                            // SAFETY: slot `k` of this chunk was free in step 1 and nothing but
-                            // this trim held it since (it was in `taken`).
-                            unsafe { back.push(NonNull::new_unchecked((start + k * size) as *mut Slot)) };
-                        }
-                        keep.push(back);
-                    }
                     i += 1;
                 }
             }
+            // Carved from since step 1 (or not empty): its free slots go back with the rest.
+            keep.push(carve_slots);
             for list in keep {
                 if list.len > 0 {
                     self.put_back_locked(depots, class, list);
