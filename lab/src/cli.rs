@@ -88,6 +88,9 @@ enum Command {
     /// Internal: one `memory-per-task` round in this (fresh) process; prints `ok <bytes>`.
     #[command(name = "__memory_sample", hide = true)]
     MemorySample(memory_per_task::ChildArgs),
+    /// Internal: one bytes-per-idle-actor sample in this (fresh) process; prints `ok <bytes>`.
+    #[command(name = "__actor_idle", hide = true)]
+    ActorIdle(actors::idle::ChildArgs),
     #[command(name = "__burst_sample", hide = true)]
     BurstSample(memory_burst::ChildArgs),
     #[command(name = "__soak_server", hide = true)]
@@ -135,6 +138,7 @@ pub fn main() -> ExitCode {
         Some(Command::Sample(a)) => measure::run_child(a),
         Some(Command::MemorySample(a)) => memory_per_task::run_child(a),
         Some(Command::BurstSample(a)) => memory_burst::run_child(a),
+        Some(Command::ActorIdle(a)) => actors::idle::run_child(a),
         Some(Command::HttpServer(a)) => http_hello::run_child(a),
         Some(Command::IdleHolder(a)) => idle_conns::run_child(a),
         Some(Command::AgentsBatch(a)) => agents::run_child(a),

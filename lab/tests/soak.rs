@@ -19,10 +19,10 @@ fn an_unknown_runtime_is_refused() {
 }
 
 #[test]
-fn a_short_soak_serves_without_errors_and_writes_the_chart() {
+fn a_short_soak_of_both_runtimes_together_serves_without_errors_and_writes_the_chart() {
     let out_dir = std::env::temp_dir().join(format!("weft-soak-{}", std::process::id()));
     let out = soak(
-        &["--minutes", "0.1", "--every", "1", "--clients", "1", "--idle", "4", "--out"]
+        &["--minutes", "0.1", "--every", "1", "--clients", "1", "--idle", "4", "--together", "--out"]
             .map(str::to_string)
             .iter()
             .map(String::as_str)
@@ -32,6 +32,8 @@ fn a_short_soak_serves_without_errors_and_writes_the_chart() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("soak.json")).unwrap()).unwrap();
+    let runtimes: Vec<&str> = json.as_array().unwrap().iter().map(|r| r["runtime"].as_str().unwrap()).collect();
+    assert_eq!(runtimes, ["weft-mt", "tokio-mt"]);
     for run in json.as_array().unwrap() {
         assert_eq!(run["errors"], 0, "{run}");
         assert!(run["requests"].as_u64().unwrap() > 0, "{run}");

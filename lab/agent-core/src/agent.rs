@@ -158,7 +158,7 @@ pub fn summarize(dir: &Path) -> Result<String, String> {
 
 /// The request body: Ollama's `/api/generate`, or an OpenAI chat completion (streamed, usage
 /// included) when the agent talks to an OpenAI-compatible server.
-fn body(spec: &AgentSpec, prompt: String) -> Vec<u8> {
+pub fn request_body(spec: &AgentSpec, prompt: String) -> Vec<u8> {
     let v = if spec.openai {
         serde_json::json!({
             "model": spec.model, "messages": [{"role": "user", "content": prompt}], "stream": true,
@@ -177,7 +177,7 @@ async fn call<R: Sleep, C: HttpClient + ?Sized>(
     prompt: String,
 ) -> Result<CallStats, CallError> {
     let path = if spec.openai { OPENAI_PATH } else { "/api/generate" };
-    stream_call::<R, C>(client, &spec.endpoint, path, body(spec, prompt), spec.idle_timeout).await
+    stream_call::<R, C>(client, &spec.endpoint, path, request_body(spec, prompt), spec.idle_timeout).await
 }
 
 /// Runs one agent; never panics on bad input, the error lands in the outcome.

@@ -1,6 +1,7 @@
 //! The agents study's workflow, runtime-neutral: one agent ([`agent::run_agent`]: a blocking
 //! data summary, then two streamed LLM calls), the streamed call and its client trait
-//! ([`stream`]), and one run as data with the timed part every host runs ([`plan`]).
+//! ([`stream`]), and one run as data with the timed part every host runs ([`plan`]); and the
+//! other side of the wire, what the Ollama simulator accepts ([`sim_request`]).
 //!
 //! It is a crate of its own so that it can be compiled into two different dependency graphs
 //! and still be written once: weft-lab's (every in-process and async-std row, with the real
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 pub mod agent;
 pub mod plan;
+pub mod sim_request;
 pub mod stream;
 
 /// A runtime's timer, the one thing the workflow needs from it (a call's idle timeout).

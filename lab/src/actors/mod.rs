@@ -8,6 +8,8 @@
 //! * One file per peer, each on the runtime it needs: `weft_actor.rs` (weft), `tokio_tasks.rs`
 //!   (tokio; the baseline) and `weft_tasks.rs` (its twin on weft, both instances of
 //!   `plain_tasks.rs`), `kameo.rs` and `ractor.rs` (tokio), `actix.rs` (actix-rt).
+//! * `idle.rs` — bytes per idle actor, a memory figure, so measured in a fresh child process
+//!   per peer per sample (`__actor_idle`) after the timed table.
 //!
 //! # Fairness
 //! Rounds interleave the peers (round *i* runs every peer once per workload) on a fresh
@@ -25,6 +27,7 @@ use std::process::ExitCode;
 
 mod actix;
 pub mod adapter;
+pub mod idle;
 mod kameo;
 mod plain_tasks;
 mod ractor;
@@ -259,9 +262,28 @@ pub fn run_study(o: &ActorOptions, out: &Path, progress: bool) -> Result<Results
     Ok(r)
 }
 
-/// The actor workloads at their smoke sizes on every available peer, added to `report`.
+/// The actor workloads at their smoke sizes on every available peer, added to `report`, and
+/// the idle-actor sample (1,000 actors, in this process: its answers are checked, its bytes
+/// mean nothing here).
 pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
     silence_panics();
+    for p in PEERS.iter().chain(DIAGNOSTIC_PEERS) {
+        let line = match idle::sample(p, 1_000, workers) {
+            Ok(_) => {
+                report.passed += 1;
+                format!("ok       actors/{:<15} {:>6} {:<10}", "idle_bytes", 1_000, p)
+            }
+            Err(e) => {
+                report.failed += 1;
+                report.failures.push(format!("actors/idle_bytes {p}: {e}"));
+                format!("FAILED   actors/{:<15} {:>6} {:<10} {e}", "idle_bytes", 1_000, p)
+            }
+        };
+        if verbose {
+            println!("{line}");
+        }
+        report.lines.push(line);
+    }
     for w in WORKLOADS {
         for p in PEERS.iter().chain(DIAGNOSTIC_PEERS) {
             if unavailable(p).is_some() {
@@ -309,7 +331,13 @@ pub struct Args {
     /// Size of every workload, in percent of the sizes (e.g. 10 for a quick look).
     #[arg(long, default_value_t = 100)]
     pub percent: u64,
-    /// Writes OUT/results.json and OUT/report.md.
+    /// Actors per bytes-per-idle-actor sample (0 skips that table).
+    #[arg(long, default_value_t = idle::ACTORS)]
+    pub idle_actors: u64,
+    /// Rounds of the bytes-per-idle-actor table (a fresh process per peer per round).
+    #[arg(long, default_value_t = 3)]
+    pub idle_rounds: usize,
+    /// Writes OUT/results.json, OUT/idle.json and OUT/report.md.
     #[arg(long, default_value = "lab-results/actors")]
     pub out: PathBuf,
     #[command(flatten)]
@@ -332,5 +360,19 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         percent: args.percent.max(1),
     };
     run_study(&options, &args.out, !args.selection.quiet)?;
+    let wants_idle = crate::framework::smoke::selected("idle_bytes", &options.filter);
+    if args.idle_actors > 0 && wants_idle {
+        let exe = crate::framework::selection::this_exe()?;
+        let rounds = args.idle_rounds.max(1);
+        let rows = idle::measure(&exe, &options.peers, args.idle_actors, options.workers, rounds)?;
+        let md = idle::markdown(&rows, rounds);
+        print!("{md}");
+        let report = args.out.join("report.md");
+        let mut all = std::fs::read_to_string(&report).map_err(|e| e.to_string())?;
+        all.push_str(&md);
+        std::fs::write(&report, all).map_err(|e| e.to_string())?;
+        let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+        std::fs::write(args.out.join("idle.json"), json).map_err(|e| e.to_string())?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,8 @@ use super::runtimes::RuntimeId;
 /// The `--filter`, `--runtimes`, `--workers`, `--quiet` and `--sample-timeout` flags.
 #[derive(Args, Debug, Clone, Default)]
 pub struct Selection {
-    /// Only workloads whose name contains one of these (comma-separated) substrings.
+    /// Only workloads whose name contains one of these (comma-separated) substrings, or is
+    /// exactly one written `=NAME`.
     #[arg(long, value_delimiter = ',')]
     pub filter: Vec<String>,
     /// Runtimes to measure (comma-separated; default: all six).

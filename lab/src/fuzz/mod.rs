@@ -4,11 +4,12 @@
 //! The targets, one per parser of untrusted input, each asserting its invariant (see each
 //! file's comment): `search_query` (the query language), `search_record` (JSONL session files,
 //! prefilter on = off), `agent_stream` (Ollama NDJSON and OpenAI SSE bodies), `env_config`
-//! (`WEFT_*` variables), `metrics_http` (the metrics endpoint over TCP). The corpora live in
+//! (`WEFT_*` variables), `metrics_http` (the metrics endpoint over TCP), `sim_request` (the
+//! Ollama simulator's request bodies, and the agents client's round-tripped). The corpora live in
 //! `fuzz/corpus/TARGET/` (committed); a run grows a copy under `--out`, so the repository's
 //! seeds change only when someone copies new ones in. A finding is a crash file libFuzzer
 //! leaves in `fuzz/artifacts/TARGET/`; the command fails if any target finds one. CI runs each
-//! target 60 s, all five at once (`--seconds 60 --jobs 5`); the lab default is 10 minutes each.
+//! target 60 s, all six at once (`--seconds 60 --jobs 6`); the lab default is 10 minutes each.
 //!
 //! Needs the nightly toolchain and `cargo-fuzz` (`cargo install cargo-fuzz`); `.ci/run`
 //! installs it when missing.
@@ -22,7 +23,8 @@ use serde::Serialize;
 const TARGET_DIR: &str = "target/fuzz";
 
 /// Every target in `fuzz/Cargo.toml`.
-pub const TARGETS: [&str; 5] = ["search_query", "search_record", "agent_stream", "env_config", "metrics_http"];
+pub const TARGETS: [&str; 6] =
+    ["search_query", "search_record", "agent_stream", "env_config", "metrics_http", "sim_request"];
 
 /// One target's run.
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -16,8 +16,10 @@
 //! series; a series *grows* when its slope is positive with t > 3 and the fitted rise over the
 //! run exceeds a tolerance (RSS: 5% and 4 MB; fds 8; threads 4; tasks 5% and 20; p99: 50% and
 //! 2 ms), so noise and a plateau pass and a leak does not. Any failed request fails the run.
-//! Runtimes run one after the other (a soak is long; interleaving would halve each one's
-//! continuous run), so the chart compares shapes, not absolute levels measured at one time.
+//! Runtimes run one after the other by default, each with the machine to itself; `--together`
+//! runs them at the same time instead (each its own server and load threads), so both see the
+//! same machine for the whole run and the wall time is one runtime's. Interleaving in short
+//! rounds was rejected: it would cut each runtime's continuous run, which is what a soak is.
 
 mod server;
 mod verdict;
@@ -73,6 +75,9 @@ pub struct Args {
     /// Runtimes, run one after the other (weft-mt, tokio-mt).
     #[arg(long, value_delimiter = ',', default_value = "weft-mt,tokio-mt")]
     pub runtimes: Vec<String>,
+    /// Runs the runtimes at the same time, side by side, instead of one after the other.
+    #[arg(long)]
+    pub together: bool,
     /// Server worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
@@ -305,11 +310,16 @@ pub fn soak_one(args: &Args, runtime: &str) -> Result<SoakRun, String> {
 pub fn markdown(runs: &[SoakRun], args: &Args) -> String {
     let mut s = String::from("# Soak\n\n");
     s.push_str(&format!(
-        "{} min per runtime, {} workers, {} churning clients (50 requests per connection, every 10th `/work` via \
+        "{} min per runtime{}, {} workers, {} churning clients (50 requests per connection, every 10th `/work` via \
          spawn_blocking), {} idle keep-alive connections; timers reset every ms, a full bounded channel, block_in_place \
          every 500 ms, a 30 ms blocking task every 2 s. Sampled every {} s; a series grows when its post-warm-up slope is \
          positive with t > 3 and its fitted rise beats the tolerance.\n\n",
-        args.minutes, args.workers, args.clients, args.idle, args.every
+        args.minutes,
+        if args.together { ", all runtimes at the same time" } else { ", one after the other" },
+        args.workers,
+        args.clients,
+        args.idle,
+        args.every
     ));
     s.push_str("| runtime | requests | errors | series: first → last (fitted rise over the run) | verdict |\n|---|---|---|---|---|\n");
     for r in runs {
@@ -351,11 +361,23 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(r) = args.runtimes.iter().find(|r| !["weft-mt", "tokio-mt"].contains(&r.as_str())) {
         return Err(format!("soak: unknown runtime {r:?} (weft-mt or tokio-mt)"));
     }
-    let mut runs = Vec::new();
-    for rt in &args.runtimes {
-        eprintln!("soak: {rt} for {} min", args.minutes);
-        runs.push(soak_one(&args, rt)?);
-    }
+    let runs = if args.together {
+        eprintln!("soak: {} at the same time for {} min", args.runtimes.join(", "), args.minutes);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = args.runtimes.iter().map(|rt| s.spawn(|| soak_one(&args, rt))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().map_err(|_| "a soak thread panicked".to_string())?)
+                .collect::<Result<Vec<_>, String>>()
+        })?
+    } else {
+        let mut runs = Vec::new();
+        for rt in &args.runtimes {
+            eprintln!("soak: {rt} for {} min", args.minutes);
+            runs.push(soak_one(&args, rt)?);
+        }
+        runs
+    };
     let md = markdown(&runs, &args);
     crate::framework::selection::write_md_json(&args.out, "soak", &md, &runs)?;
     let svg = verdict::chart(&runs)?;

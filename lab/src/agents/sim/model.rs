@@ -9,19 +9,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 /// The options that make Ollama (re)load a runner when they change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct RunnerOpts {
-    pub num_ctx: u32,
-    /// Layers offloaded to the GPU (TR115's "GPU 80/100"); 100 = everything.
-    pub num_gpu: u32,
-}
-
-impl Default for RunnerOpts {
-    /// Ollama's defaults for a small model: 2048-token context, every layer on the GPU.
-    fn default() -> Self {
-        RunnerOpts { num_ctx: 2048, num_gpu: 100 }
-    }
-}
+pub use weft_lab_agent::sim_request::RunnerOpts;
 
 /// Layers of the simulated model (gemma3:4b).
 pub const LAYERS: u32 = 35;

@@ -21,6 +21,8 @@ use weft::sync::{mpsc, oneshot};
 use weft::time::Instant;
 
 use super::model::{load_factor, Arrival, Model, Rng, RunnerOpts};
+use weft_lab_agent::sim_request::{self, Api};
+
 use super::wire::{self, ChatMsg, ChunkChoice, Delta, OllamaLine, OpenAiChunk, Stats, Usage};
 use super::{Fault, Shared};
 
@@ -137,13 +139,6 @@ fn json(status: StatusCode, v: serde_json::Value) -> Response<SimBody> {
     respond(status, "application/json; charset=utf-8", serde_json::to_vec(&v).expect("a Value serialises"))
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Api {
-    Generate,
-    Chat,
-    OpenAi,
-}
-
 /// The service: routes one request.
 pub async fn handle(
     shared: Arc<Shared>,
@@ -176,24 +171,13 @@ pub async fn handle(
         Ok(b) => b.to_bytes(),
         Err(e) => return Ok(err(StatusCode::BAD_REQUEST, &format!("reading the request body: {e}"))),
     };
-    let request: wire::Request = match serde_json::from_slice(&body) {
+    let request = match sim_request::parse(api, &body, &shared.config.models) {
         Ok(r) => r,
-        Err(e) => return Ok(err(StatusCode::BAD_REQUEST, &e.to_string())),
+        Err(e) => {
+            let status = StatusCode::from_u16(e.status).expect("parse answers 400 or 404");
+            return Ok(err(status, &e.message));
+        }
     };
-    if request.model.is_empty() {
-        return Ok(err(StatusCode::BAD_REQUEST, "model is required"));
-    }
-    if !shared
-        .config
-        .models
-        .iter()
-        .any(|m| *m == request.model || m.strip_suffix(":latest") == Some(request.model.as_str()))
-    {
-        return Ok(err(StatusCode::NOT_FOUND, &wire::not_found(&request.model)));
-    }
-    if api == Api::Chat && request.messages.is_none() {
-        return Ok(err(StatusCode::BAD_REQUEST, "messages are required"));
-    }
     match inst.fault {
         Some(Fault::SlowHeaders(d)) => weft::time::sleep(d).await,
         Some(Fault::NonJson500) => {
@@ -304,7 +288,6 @@ impl Job {
     ) -> Job {
         let opts = r.runner_opts();
         let prompt = r.prompt_text();
-        let prompt_tokens = wire::count_tokens(&prompt).min(opts.num_ctx);
         // Text: a fixed seed, or greedy decoding (temperature 0) from the prompt, or fresh.
         let text_seed = match (r.seed(), r.temperature()) {
             (Some(s), _) => s as u64,
@@ -316,11 +299,7 @@ impl Job {
         let mut text_rng = Rng::new(text_seed);
         // The "natural" answer length; num_predict caps it (done_reason "length").
         let natural = shared.config.profile.default_predict + (text_rng.next_u64() % 16) as u32;
-        let budget = opts.num_ctx.saturating_sub(prompt_tokens).max(1);
-        let (tokens, length_limited) = match r.num_predict() {
-            Some(n) if n >= 0 && (n as u32) <= natural => (n as u32, true),
-            _ => (natural.min(budget), natural > budget),
-        };
+        let sim_request::Sizing { prompt_tokens, tokens, length_limited } = r.sizing(&prompt, natural);
         Job {
             shared: shared.clone(),
             inst: inst.clone(),
@@ -335,7 +314,7 @@ impl Job {
             length_limited,
             text_rng,
             jitter_rng: Rng::new(shared.config.seed.wrapping_add(id)),
-            include_usage: r.stream_options.as_ref().is_some_and(|o| o.include_usage),
+            include_usage: r.include_usage(),
         }
     }
 

@@ -1,95 +1,15 @@
 //! The simulator's wire formats: request bodies as Ollama and the OpenAI-compatible endpoint
-//! accept them, and the lines it writes (NDJSON for `/api/*`, SSE `data:` events for
+//! accept them (parsed and checked in `weft_lab_agent::sim_request`, where the fuzz target
+//! reaches them), and the lines it writes (NDJSON for `/api/*`, SSE `data:` events for
 //! `/v1/chat/completions`), field names and units (nanoseconds) as Ollama's `docs/api.md`
 //! documents them.
 //!
 //! Lines are serialised with serde from borrowed structs: one allocation-free pass per token
 //! into a reused buffer, with correct JSON escaping of whatever text a token holds.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::model::RunnerOpts;
-
-/// `options` of a generate/chat request (the ones the simulator honours; others are ignored,
-/// as Ollama ignores unknown options).
-#[derive(Clone, Debug, Default, Deserialize)]
-pub struct Options {
-    pub num_predict: Option<i64>,
-    pub num_ctx: Option<u32>,
-    pub num_gpu: Option<u32>,
-    pub temperature: Option<f64>,
-    pub seed: Option<i64>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct Message {
-    #[serde(default)]
-    pub role: String,
-    #[serde(default)]
-    pub content: String,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-pub struct StreamOptions {
-    #[serde(default)]
-    pub include_usage: bool,
-}
-
-/// `/api/generate`, `/api/chat` and `/v1/chat/completions` bodies in one shape.
-#[derive(Clone, Debug, Default, Deserialize)]
-pub struct Request {
-    #[serde(default)]
-    pub model: String,
-    pub prompt: Option<String>,
-    pub messages: Option<Vec<Message>>,
-    /// Ollama streams unless told `false`; OpenAI streams only when told `true`.
-    pub stream: Option<bool>,
-    #[serde(default)]
-    pub options: Options,
-    // OpenAI-style fields.
-    pub max_tokens: Option<i64>,
-    pub max_completion_tokens: Option<i64>,
-    pub temperature: Option<f64>,
-    pub seed: Option<i64>,
-    pub stream_options: Option<StreamOptions>,
-}
-
-impl Request {
-    /// The prompt text (generate) or the concatenated message contents (chat).
-    pub fn prompt_text(&self) -> String {
-        match (&self.prompt, &self.messages) {
-            (Some(p), _) => p.clone(),
-            (None, Some(ms)) => ms.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n"),
-            (None, None) => String::new(),
-        }
-    }
-
-    pub fn runner_opts(&self) -> RunnerOpts {
-        let d = RunnerOpts::default();
-        RunnerOpts {
-            num_ctx: self.options.num_ctx.unwrap_or(d.num_ctx),
-            num_gpu: self.options.num_gpu.unwrap_or(d.num_gpu),
-        }
-    }
-
-    pub fn num_predict(&self) -> Option<i64> {
-        self.options.num_predict.or(self.max_tokens).or(self.max_completion_tokens)
-    }
-
-    pub fn temperature(&self) -> f64 {
-        self.options.temperature.or(self.temperature).unwrap_or(0.8)
-    }
-
-    pub fn seed(&self) -> Option<i64> {
-        self.options.seed.or(self.seed)
-    }
-}
-
-/// Approximate token count of a prompt (≈ 4 characters a token, as tokenizers average on
-/// English text).
-pub fn count_tokens(text: &str) -> u32 {
-    (text.len() as u32).div_ceil(4)
-}
+pub use weft_lab_agent::sim_request::{count_tokens, not_found, Request};
 
 /// The final line's statistics (all durations in nanoseconds).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -172,11 +92,6 @@ pub fn openai_error(message: &str, kind: &str) -> Vec<u8> {
         "error": { "message": message, "type": kind, "param": null, "code": null }
     }))
     .expect("a string map serialises")
-}
-
-/// Ollama's 404 text for an unknown model.
-pub fn not_found(model: &str) -> String {
-    format!("model \"{model}\" not found, try pulling it first")
 }
 
 /// Ollama's 503 text when `OLLAMA_MAX_QUEUE` is exceeded.
