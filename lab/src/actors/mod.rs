@@ -359,7 +359,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         warmup: args.warmup,
         percent: args.percent.max(1),
     };
-    run_study(&options, &args.out, !args.selection.quiet)?;
+    let timed = WORKLOADS.iter().any(|w| crate::framework::smoke::selected(w.name, &options.filter));
+    if timed {
+        run_study(&options, &args.out, !args.selection.quiet)?;
+    }
     let wants_idle = crate::framework::smoke::selected("idle_bytes", &options.filter);
     if args.idle_actors > 0 && wants_idle {
         let exe = crate::framework::selection::this_exe()?;
@@ -367,8 +370,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         let rows = idle::measure(&exe, &options.peers, args.idle_actors, options.workers, rounds)?;
         let md = idle::markdown(&rows, rounds);
         print!("{md}");
+        std::fs::create_dir_all(&args.out).map_err(|e| format!("creating {}: {e}", args.out.display()))?;
         let report = args.out.join("report.md");
-        let mut all = std::fs::read_to_string(&report).map_err(|e| e.to_string())?;
+        let mut all = if timed { std::fs::read_to_string(&report).map_err(|e| e.to_string())? } else { String::new() };
         all.push_str(&md);
         std::fs::write(&report, all).map_err(|e| e.to_string())?;
         let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
