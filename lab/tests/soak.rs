@@ -40,5 +40,34 @@ fn a_short_soak_of_both_runtimes_together_serves_without_errors_and_writes_the_c
         assert!(run["samples"].as_array().unwrap().len() >= 4, "{run}");
     }
     assert!(std::fs::read_to_string(out_dir.join("soak.svg")).unwrap().contains("<svg"));
+    let html = std::fs::read_to_string(out_dir.join("soak.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("| weft-mt |"), "{html}");
+    // Re-rendering the saved run (with the flags it ran with) gives the same report, verdicts
+    // recomputed from the samples.
+    let again = out_dir.join("again");
+    let saved = out_dir.join("soak.json");
+    let flags = ["--every", "1", "--clients", "1", "--idle", "4", "--together", "--render"];
+    let out = soak(&[&flags[..], &[saved.to_str().unwrap(), "--out", again.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for file in ["soak.json", "soak.md", "soak.svg"] {
+        assert_eq!(
+            std::fs::read_to_string(again.join(file)).unwrap(),
+            std::fs::read_to_string(out_dir.join(file)).unwrap(),
+            "{file} re-rendered differs"
+        );
+    }
     let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+#[test]
+fn rendering_a_missing_or_foreign_file_is_an_error() {
+    let out = soak(&["--render", "/nonexistent/soak.json", "--out", "/nonexistent-weft-soak"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reading /nonexistent/soak.json"));
+    let foreign = std::env::temp_dir().join(format!("weft-soak-foreign-{}.json", std::process::id()));
+    std::fs::write(&foreign, r#"{"not": "a soak"}"#).unwrap();
+    let out = soak(&["--render", foreign.to_str().unwrap(), "--out", "/nonexistent-weft-soak"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a soak.json"));
+    let _ = std::fs::remove_file(&foreign);
 }

@@ -16,6 +16,8 @@
 //! series; a series *grows* when its slope is positive with t > 3 and the fitted rise over the
 //! run exceeds a tolerance (RSS: 5% and 4 MB; fds 8; threads 4; tasks 5% and 20; p99: 50% and
 //! 2 ms), so noise and a plateau pass and a leak does not. Any failed request fails the run.
+//! Output: `soak.md` (the verdict), `soak.json` (every sample), `soak.svg` (the chart) and
+//! `soak.html` (both on one page); `--render` redraws them from a saved `soak.json`.
 //! Runtimes run one after the other by default, each with the machine to itself; `--together`
 //! runs them at the same time instead (each its own server and load threads), so both see the
 //! same machine for the whole run and the wall time is one runtime's. Interleaving in short
@@ -37,7 +39,7 @@ use serde::Serialize;
 pub use verdict::{grows, Growth};
 
 /// One 10-second sample of the server.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Sample {
     pub t_s: f64,
     pub rss_mb: f64,
@@ -90,9 +92,42 @@ pub struct Args {
     /// Sampling interval in seconds.
     #[arg(long, default_value_t = 10.0)]
     pub every: f64,
-    /// Writes OUT/soak.md, OUT/soak.json and OUT/soak.svg.
+    /// Writes OUT/soak.md, OUT/soak.json, OUT/soak.svg and OUT/soak.html.
     #[arg(long, default_value = "lab-results/soak")]
     pub out: PathBuf,
+    /// Runs nothing: renders a `soak.json` written earlier (verdicts recomputed from its
+    /// samples) into OUT; the other flags should describe that run.
+    #[arg(long)]
+    pub render: Option<PathBuf>,
+}
+
+/// What `soak.json` keeps of a run (the verdicts are recomputed from the samples).
+#[derive(serde::Deserialize)]
+struct SavedRun {
+    runtime: String,
+    minutes: f64,
+    requests: u64,
+    errors: u64,
+    first_error: Option<String>,
+    samples: Vec<Sample>,
+}
+
+fn load(path: &std::path::Path) -> Result<Vec<SoakRun>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let saved: Vec<SavedRun> =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not a soak.json: {e}", path.display()))?;
+    Ok(saved
+        .into_iter()
+        .map(|r| SoakRun {
+            growth: verdict::judge(&r.samples),
+            runtime: r.runtime,
+            minutes: r.minutes,
+            requests: r.requests,
+            errors: r.errors,
+            first_error: r.first_error,
+            samples: r.samples,
+        })
+        .collect())
 }
 
 /// `__soak_server`'s flags.
@@ -354,38 +389,62 @@ pub fn markdown(runs: &[SoakRun], args: &Args) -> String {
 }
 
 /// `weft-lab soak`.
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(mut args: Args) -> Result<ExitCode, String> {
+    let runs = match &args.render {
+        Some(path) => {
+            let runs = load(path)?;
+            args.minutes = runs.first().map_or(args.minutes, |r| r.minutes);
+            runs
+        }
+        None => measure(&args)?,
+    };
+    let md = markdown(&runs, &args);
+    crate::framework::selection::write_md_json(&args.out, "soak", &md, &runs)?;
+    let svg = verdict::chart(&runs)?;
+    std::fs::write(args.out.join("soak.svg"), &svg).map_err(|e| e.to_string())?;
+    std::fs::write(args.out.join("soak.html"), html(&md, &svg)).map_err(|e| e.to_string())?;
+    println!("wrote {} and soak.html", args.out.join("soak.svg").display());
+    if runs.iter().all(SoakRun::passed) {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err("the soak failed: a series grew or a request failed (see soak.md)".into())
+    }
+}
+
+fn measure(args: &Args) -> Result<Vec<SoakRun>, String> {
     if args.minutes <= 0.0 {
         return Err("--minutes must be positive".into());
     }
     if let Some(r) = args.runtimes.iter().find(|r| !["weft-mt", "tokio-mt"].contains(&r.as_str())) {
         return Err(format!("soak: unknown runtime {r:?} (weft-mt or tokio-mt)"));
     }
-    let runs = if args.together {
+    if args.together {
         eprintln!("soak: {} at the same time for {} min", args.runtimes.join(", "), args.minutes);
         std::thread::scope(|s| {
-            let handles: Vec<_> = args.runtimes.iter().map(|rt| s.spawn(|| soak_one(&args, rt))).collect();
+            let handles: Vec<_> = args.runtimes.iter().map(|rt| s.spawn(|| soak_one(args, rt))).collect();
             handles
                 .into_iter()
                 .map(|h| h.join().map_err(|_| "a soak thread panicked".to_string())?)
                 .collect::<Result<Vec<_>, String>>()
-        })?
+        })
     } else {
         let mut runs = Vec::new();
         for rt in &args.runtimes {
             eprintln!("soak: {rt} for {} min", args.minutes);
-            runs.push(soak_one(&args, rt)?);
+            runs.push(soak_one(args, rt)?);
         }
-        runs
-    };
-    let md = markdown(&runs, &args);
-    crate::framework::selection::write_md_json(&args.out, "soak", &md, &runs)?;
-    let svg = verdict::chart(&runs)?;
-    std::fs::write(args.out.join("soak.svg"), svg).map_err(|e| e.to_string())?;
-    println!("wrote {}", args.out.join("soak.svg").display());
-    if runs.iter().all(SoakRun::passed) {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        Err("the soak failed: a series grew or a request failed (see soak.md)".into())
+        Ok(runs)
     }
+}
+
+/// `soak.html`: the verdict (its markdown, as preformatted text) and the chart inline, one
+/// self-contained page.
+fn html(md: &str, svg: &str) -> String {
+    let text = md.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>weft-lab soak</title><style>\
+         body{{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;padding:0 1em}}\
+         pre{{white-space:pre-wrap;font-size:13px}}svg{{max-width:100%;height:auto}}</style></head>\
+         <body><pre>{text}</pre>{svg}</body></html>\n"
+    )
 }
