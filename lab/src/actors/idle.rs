@@ -67,16 +67,7 @@ pub struct ChildArgs {
 
 /// One sample of `peer` in this process.
 pub fn sample(peer: &str, n: u64, workers: usize) -> Result<f64, String> {
-    use super::{actix, kameo, ractor, tokio_tasks, weft_actor, weft_tasks};
-    match peer {
-        "weft-actor" => bytes_per_actor::<weft_actor::WeftActor>(n, workers),
-        "tokio" => bytes_per_actor::<tokio_tasks::TokioTasks>(n, workers),
-        "weft-tasks" => bytes_per_actor::<weft_tasks::WeftTasks>(n, workers),
-        "ractor" => bytes_per_actor::<ractor::Ractor>(n, workers),
-        "kameo" => bytes_per_actor::<kameo::Kameo>(n, workers),
-        "actix" => bytes_per_actor::<actix::Actix>(n, workers),
-        other => Err(format!("unknown actor peer {other}")),
-    }
+    super::with_peer!(peer, |P| bytes_per_actor::<P>(n, workers))
 }
 
 /// Prints `ok <bytes per actor>`.

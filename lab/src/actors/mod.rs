@@ -59,16 +59,43 @@ pub fn unavailable(peer: &str) -> Option<&'static str> {
     }
 }
 
+/// Runs `$body` with `$P` naming the peer type called `$peer`, or errs on an unknown name: the
+/// one place a peer's name meets its type.
+macro_rules! with_peer {
+    ($peer:expr, |$P:ident| $body:expr) => {
+        match $peer {
+            "weft-actor" => {
+                type $P = $crate::actors::weft_actor::WeftActor;
+                $body
+            }
+            "tokio" => {
+                type $P = $crate::actors::tokio_tasks::TokioTasks;
+                $body
+            }
+            "weft-tasks" => {
+                type $P = $crate::actors::weft_tasks::WeftTasks;
+                $body
+            }
+            "ractor" => {
+                type $P = $crate::actors::ractor::Ractor;
+                $body
+            }
+            "kameo" => {
+                type $P = $crate::actors::kameo::Kameo;
+                $body
+            }
+            "actix" => {
+                type $P = $crate::actors::actix::Actix;
+                $body
+            }
+            other => Err(format!("unknown actor peer {other}")),
+        }
+    };
+}
+pub(crate) use with_peer;
+
 fn run_one(peer: &str, workload: &str, n: u64, workers: usize) -> Result<Option<Duration>, String> {
-    match peer {
-        "weft-actor" => workloads::run::<weft_actor::WeftActor>(workload, n, workers),
-        "tokio" => workloads::run::<tokio_tasks::TokioTasks>(workload, n, workers),
-        "weft-tasks" => workloads::run::<weft_tasks::WeftTasks>(workload, n, workers),
-        "ractor" => workloads::run::<ractor::Ractor>(workload, n, workers),
-        "kameo" => workloads::run::<kameo::Kameo>(workload, n, workers),
-        "actix" => workloads::run::<actix::Actix>(workload, n, workers),
-        other => Err(format!("unknown actor peer {other}")),
-    }
+    with_peer!(peer, |P| workloads::run::<P>(workload, n, workers))
 }
 
 /// Runs one sample in a thread of its own, turning a panic outside the workload's own
@@ -268,21 +295,8 @@ pub fn run_study(o: &ActorOptions, out: &Path, progress: bool) -> Result<Results
 pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
     silence_panics();
     for p in PEERS.iter().chain(DIAGNOSTIC_PEERS) {
-        let line = match idle::sample(p, 1_000, workers) {
-            Ok(_) => {
-                report.passed += 1;
-                format!("ok       actors/{:<15} {:>6} {:<10}", "idle_bytes", 1_000, p)
-            }
-            Err(e) => {
-                report.failed += 1;
-                report.failures.push(format!("actors/idle_bytes {p}: {e}"));
-                format!("FAILED   actors/{:<15} {:>6} {:<10} {e}", "idle_bytes", 1_000, p)
-            }
-        };
-        if verbose {
-            println!("{line}");
-        }
-        report.lines.push(line);
+        let outcome = idle::sample(p, 1_000, workers).map(|_| Some(String::new()));
+        record(report, verbose, "idle_bytes", 1_000, p, outcome);
     }
     for w in WORKLOADS {
         for p in PEERS.iter().chain(DIAGNOSTIC_PEERS) {
@@ -290,33 +304,41 @@ pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
                 report.skipped += 1;
                 continue;
             }
-            let line = match sample(p, w.name, w.smoke, workers) {
-                Ok(Some(t)) => {
-                    report.passed += 1;
-                    format!(
-                        "ok       actors/{:<15} {:>6} {:<10} {:>10}",
-                        w.name,
-                        w.smoke,
-                        p,
-                        crate::framework::report::fmt_time(t.as_nanos() as f64)
-                    )
-                }
-                Ok(None) => {
-                    report.skipped += 1;
-                    format!("not yet  actors/{:<15} {:>6} {:<10}", w.name, w.smoke, p)
-                }
-                Err(e) => {
-                    report.failed += 1;
-                    report.failures.push(format!("actors/{} {} {p}: {e}", w.name, w.smoke));
-                    format!("FAILED   actors/{:<15} {:>6} {:<10} {e}", w.name, w.smoke, p)
-                }
-            };
-            if verbose {
-                println!("{line}");
-            }
-            report.lines.push(line);
+            let outcome = sample(p, w.name, w.smoke, workers)
+                .map(|t| t.map(|t| crate::framework::report::fmt_time(t.as_nanos() as f64)));
+            record(report, verbose, w.name, w.smoke, p, outcome);
         }
     }
+}
+
+/// One smoke line: `Ok(Some(detail))` passed, `Ok(None)` the peer cannot run it, `Err` failed.
+fn record(
+    report: &mut SmokeReport,
+    verbose: bool,
+    name: &str,
+    n: u64,
+    peer: &str,
+    outcome: Result<Option<String>, String>,
+) {
+    let line = match outcome {
+        Ok(Some(detail)) => {
+            report.passed += 1;
+            format!("ok       actors/{name:<15} {n:>6} {peer:<10} {detail:>10}").trim_end().to_string()
+        }
+        Ok(None) => {
+            report.skipped += 1;
+            format!("not yet  actors/{name:<15} {n:>6} {peer:<10}")
+        }
+        Err(e) => {
+            report.failed += 1;
+            report.failures.push(format!("actors/{name} {n} {peer}: {e}"));
+            format!("FAILED   actors/{name:<15} {n:>6} {peer:<10} {e}")
+        }
+    };
+    if verbose {
+        println!("{line}");
+    }
+    report.lines.push(line);
 }
 
 /// `weft-lab actors`'s flags.

@@ -440,7 +440,7 @@ fn measure(args: &Args) -> Result<Vec<SoakRun>, String> {
 /// `soak.html`: the verdict (its markdown, as preformatted text) and the chart inline, one
 /// self-contained page.
 fn html(md: &str, svg: &str) -> String {
-    let text = md.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let text = crate::framework::report::escape_html(md);
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>weft-lab soak</title><style>\
          body{{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;padding:0 1em}}\

@@ -12,7 +12,7 @@ mod markdown;
 
 use std::path::Path;
 
-pub use html::render as render_html;
+pub use html::{escape as escape_html, render as render_html};
 pub use markdown::render as render_markdown;
 
 use crate::framework::measure::scale_label;
