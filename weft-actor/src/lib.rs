@@ -58,8 +58,8 @@ pub use exit::{ActorId, Down, Exit, ExitReason};
 pub use registry::{lookup, register, unregister, RegisterError};
 pub use run::{spawn, spawn_with};
 pub use supervisor::{
-    Backoff, ChildInfo, ChildSpec, Restart, Shutdown, Strategy, SupervisorError, SupervisorEvent, SupervisorRef,
-    SupervisorSpec,
+    Backoff, ChildId, ChildInfo, ChildSpec, Restart, Shutdown, Strategy, SupervisorError, SupervisorEvent,
+    SupervisorRef, SupervisorSpec,
 };
 /// The mailbox errors, which are `weft::sync::mpsc`'s.
 pub use weft::sync::mpsc::error::{SendError, SendTimeoutError, TrySendError};

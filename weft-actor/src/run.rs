@@ -7,7 +7,7 @@
 //! original payload to its supervisor directly, with no join handle in between.
 
 use std::any::Any;
-use std::future::{poll_fn, Future};
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -175,23 +175,41 @@ enum Next<M> {
     Closed,
 }
 
+/// The next thing for the actor: a signal first, then a message; parks on both.
+///
+/// A named future rather than `poll_fn`: its `poll` is forced inline into the actor's loop.
+/// Through `poll_fn` the inliner's choice flipped with unrelated changes in the channel (an
+/// out-of-line `PollFn::poll` costs 31 more instructions per message, callgrind `tell_1t`).
+struct NextEvent<'a, M> {
+    cell: &'a Cell,
+    rx: &'a mut MailboxRx<M>,
+    /// The waker last registered in the cell: parking again with the same one skips the lock.
+    registered: &'a mut Option<std::task::Waker>,
+}
+
+impl<M> Future for NextEvent<'_, M> {
+    type Output = Next<M>;
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Next<M>> {
+        let this = self.get_mut();
+        if let Some(s) = this.cell.try_signal() {
+            return Poll::Ready(Next::Signal(s));
+        }
+        match this.rx.poll_recv(cx) {
+            Poll::Ready(Some(m)) => return Poll::Ready(Next::Msg(m)),
+            Poll::Ready(None) => return Poll::Ready(Next::Closed),
+            Poll::Pending => {}
+        }
+        this.cell.poll_signal_registered(cx, this.registered).map(Next::Signal)
+    }
+}
+
 async fn serve<A: Actor>(actor: &mut A, ctx: &mut Context<A>, rx: &mut MailboxRx<A::Msg>) -> ExitReason {
     let cell = ctx.cell.clone();
-    // The waker last registered in the cell: parking again with the same one skips the lock.
     let mut registered = None;
     loop {
-        let next = poll_fn(|cx| {
-            if let Some(s) = cell.try_signal() {
-                return Poll::Ready(Next::Signal(s));
-            }
-            match rx.poll_recv(cx) {
-                Poll::Ready(Some(m)) => return Poll::Ready(Next::Msg(m)),
-                Poll::Ready(None) => return Poll::Ready(Next::Closed),
-                Poll::Pending => {}
-            }
-            cell.poll_signal_registered(cx, &mut registered).map(Next::Signal)
-        })
-        .await;
+        let next = NextEvent { cell: &cell, rx: &mut *rx, registered: &mut registered }.await;
         match next {
             Next::Msg(m) => actor.handle(m, ctx).await,
             Next::Closed => return ExitReason::Normal,

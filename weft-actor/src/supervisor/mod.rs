@@ -50,7 +50,7 @@ use std::sync::Arc;
 
 use weft::sync::oneshot;
 
-pub use spec::{Backoff, ChildSpec, Restart, Shutdown, Strategy, SupervisorEvent, SupervisorSpec};
+pub use spec::{Backoff, ChildId, ChildSpec, Restart, Shutdown, Strategy, SupervisorEvent, SupervisorSpec};
 
 use crate::actor::Actor;
 use crate::actor_ref::ActorRef;

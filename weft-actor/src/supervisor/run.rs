@@ -347,7 +347,7 @@ impl Supervisor {
                 let info = self
                     .live()
                     .map(|c| ChildInfo {
-                        id: c.spec.id.clone(),
+                        id: c.spec.id.to_string(),
                         actor: c.running.as_ref().map(|r| r.cell.id()),
                         restarts: c.restarts,
                     })
@@ -362,13 +362,13 @@ impl Supervisor {
             Command::Children(tx) => {
                 let all = self
                     .live()
-                    .filter_map(|c| c.running.as_ref().map(|r| (c.spec.id.clone(), r.handle.clone())))
+                    .filter_map(|c| c.running.as_ref().map(|r| (c.spec.id.to_string(), r.handle.clone())))
                     .collect();
                 let _ = tx.send(all);
             }
             Command::StartChild(spec, tx) => {
                 if self.live().any(|c| c.spec.id == spec.id) {
-                    let _ = tx.send(Err(SupervisorError::AlreadyPresent(spec.id)));
+                    let _ = tx.send(Err(SupervisorError::AlreadyPresent(spec.id.into_owned())));
                     return;
                 }
                 let i = self.push(spec);

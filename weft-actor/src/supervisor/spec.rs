@@ -7,6 +7,7 @@
 //! types and sub-supervisors.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -91,10 +92,16 @@ pub(crate) struct Started {
 /// Starts one incarnation of a child under the given parent cell.
 pub(crate) type StartFn = Arc<dyn Fn(Arc<Cell>) -> Pin<Box<dyn Future<Output = Started> + Send>> + Send + Sync>;
 
+/// A child's id within its supervisor. A `&'static str` id (the usual case: one literal per
+/// child in a spec) is borrowed, so building a spec and cloning it (every restart of a
+/// sub-supervisor clones its spec, children included) copies no string; a `String` id (e.g.
+/// one per dynamically started child) is owned.
+pub type ChildId = Cow<'static, str>;
+
 /// One child of a supervisor.
 #[derive(Clone)]
 pub struct ChildSpec {
-    pub(crate) id: String,
+    pub(crate) id: ChildId,
     pub(crate) restart: Restart,
     pub(crate) shutdown: Shutdown,
     pub(crate) start: StartFn,
@@ -113,7 +120,7 @@ impl fmt::Debug for ChildSpec {
 impl ChildSpec {
     /// An actor child built by `factory` at every (re)start; `Permanent`, stopped with a 5 s
     /// timeout, default mailbox.
-    pub fn new<A, F>(id: impl Into<String>, factory: F) -> ChildSpec
+    pub fn new<A, F>(id: impl Into<ChildId>, factory: F) -> ChildSpec
     where
         A: Actor,
         F: Fn() -> A + Send + Sync + 'static,
@@ -122,7 +129,7 @@ impl ChildSpec {
     }
 
     /// `new` with the given mailbox kind.
-    pub fn with_mailbox<A, F>(id: impl Into<String>, mailbox: Mailbox, factory: F) -> ChildSpec
+    pub fn with_mailbox<A, F>(id: impl Into<ChildId>, mailbox: Mailbox, factory: F) -> ChildSpec
     where
         A: Actor,
         F: Fn() -> A + Send + Sync + 'static,
@@ -133,7 +140,7 @@ impl ChildSpec {
     /// `with_mailbox`, spawning every incarnation on `on` (the current runtime when `None`).
     /// Tests use it to put a child on a runtime of its own and shut that runtime down.
     pub(crate) fn spawned_on<A, F>(
-        id: impl Into<String>,
+        id: impl Into<ChildId>,
         mailbox: Mailbox,
         on: Option<weft::runtime::Handle>,
         factory: F,
@@ -158,7 +165,7 @@ impl ChildSpec {
     }
 
     /// A sub-supervisor started from `spec` at every (re)start; `Permanent`, `Shutdown::Infinity`.
-    pub fn supervisor(id: impl Into<String>, spec: SupervisorSpec) -> ChildSpec {
+    pub fn supervisor(id: impl Into<ChildId>, spec: SupervisorSpec) -> ChildSpec {
         let start: StartFn = Arc::new(move |parent| {
             let (tx, rx) = oneshot::channel();
             let sup = super::run::spawn_supervisor(spec.clone(), Some(parent), Some(tx));

@@ -1,7 +1,8 @@
 //! Supervisor behaviour that needs crate internals: a child whose task is dropped by its
 //! runtime's shutdown is not restarted. The child runs on a runtime of its own (`spawned_on`),
 //! so that runtime can be shut down while the supervisor keeps running and answering — the
-//! race "restart while the runtime shuts down" made deterministic.
+//! race "restart while the runtime shuts down" made deterministic. Also: literal child ids are
+//! borrowed, not copied.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -73,4 +74,23 @@ fn child_dropped_by_runtime_shutdown_is_not_restarted() {
     });
     assert!(!sup.is_alive());
     assert_eq!(drops.load(Ordering::SeqCst), created.load(Ordering::SeqCst));
+}
+
+/// A literal id is borrowed by the spec and its clones (every restart of a sub-supervisor clones
+/// its whole spec, children included); a `String` id is owned. Callers see the same ids.
+#[test]
+fn literal_child_ids_are_not_copied_into_strings() {
+    use std::borrow::Cow;
+    let literal = ChildSpec::new("worker", || Counted(Arc::new(AtomicUsize::new(0))));
+    let owned = ChildSpec::new(format!("worker-{}", 2), || Counted(Arc::new(AtomicUsize::new(0))));
+    assert!(matches!(literal.clone().id, Cow::Borrowed("worker")));
+    assert!(matches!(&owned.id, Cow::Owned(s) if s == "worker-2"));
+    let rt = runtime();
+    rt.block_on(async {
+        let sup = SupervisorSpec::new(Strategy::OneForOne).child(literal).child(owned).start().await;
+        let ids: Vec<_> = sup.which_children().await.into_iter().map(|c| c.id).collect();
+        assert_eq!(ids, ["worker", "worker-2"]);
+        sup.stop();
+        sup.wait_stopped().await;
+    });
 }

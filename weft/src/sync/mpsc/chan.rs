@@ -19,14 +19,13 @@
 
 use std::task::{Context, Poll};
 
-use crossbeam_utils::CachePadded;
-
 use super::list::{self, Rx, Tx};
 use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use crate::loom::UnsafeCell;
 use crate::sync::atomic_waker::AtomicWaker;
 use crate::sync::batch_semaphore::RawSemaphore;
 use crate::sync::Notify;
+use crate::util::spaced::Spaced;
 
 /// How a flavor bounds the channel.
 pub(super) trait Capacity: Send + Sync + 'static {
@@ -77,9 +76,15 @@ impl Capacity for Unbounded {
     }
 }
 
+/// `repr(C)` and the spaced fields first: each spaced value then follows another's gap (or the
+/// `Arc`'s counts, which a send does not write), so a sender's line and the receiver's never
+/// meet (`util::spaced`).
+#[repr(C)]
 pub(super) struct Chan<T, S> {
     tx: Tx<T>,
-    rx_waker: CachePadded<AtomicWaker>,
+    rx_waker: Spaced<AtomicWaker>,
+    /// The consumer's cursor: touched only by the receiver (`&mut Receiver`) or by `Drop`.
+    rx: Spaced<UnsafeCell<Rx<T>>>,
     /// Strong senders (`Sender`s and `OwnedPermit`s holding one). Weak senders do not count.
     tx_count: AtomicUsize,
     /// Live weak senders (`WeakSender`/`WeakUnboundedSender`); only counted, never gates anything.
@@ -89,8 +94,6 @@ pub(super) struct Chan<T, S> {
     /// Wakes `Sender::closed()` futures when the receiver closes.
     closed_notify: Notify,
     pub(super) capacity: S,
-    /// The consumer's cursor: touched only by the receiver (`&mut Receiver`) or by `Drop`.
-    rx: CachePadded<UnsafeCell<Rx<T>>>,
 }
 
 // SAFETY: values of `T` move from senders to the receiver (needs `T: Send`); the `Rx` cursor is
@@ -105,13 +108,13 @@ impl<T, S: Capacity> Chan<T, S> {
         let (tx, rx) = list::new();
         Chan {
             tx,
-            rx_waker: CachePadded::new(AtomicWaker::new()),
+            rx_waker: Spaced::new(AtomicWaker::new()),
+            rx: Spaced::new(UnsafeCell::new(rx)),
             tx_count: AtomicUsize::new(1),
             tx_weak_count: AtomicUsize::new(0),
             rx_closed: AtomicBool::new(false),
             closed_notify: Notify::new(),
             capacity,
-            rx: CachePadded::new(UnsafeCell::new(rx)),
         }
     }
 
