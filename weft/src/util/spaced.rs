@@ -6,11 +6,10 @@
 //! allocated through `posix_memalign`, which glibc serves by over-allocating and splitting
 //! the chunk. Measured with callgrind on `weft-lab actors --filter =spawn` (one worker; an
 //! actor's mailbox is one channel): creating a bounded channel with its first block cost
-//! 2,417 instructions with `CachePadded`, and 366 for the channel plus 322 for the block
-//! without it; a whole actor spawn went from 5,539 to 5,049 instructions (glibc's cost moves
-//! between allocations when many are freed at once, so the per-spawn total is the number to
-//! trust). The channel also shrank from 768 bytes to the size its fields need plus 64 per
-//! spaced field, and an idle actor from 2,770 to 2,258 bytes of RSS.
+//! 2,417 instructions with `CachePadded` and 645 without it; a whole actor spawn went from
+//! 5,539 to 5,084 instructions (glibc's cost moves between allocations when many are freed
+//! at once, so the per-spawn total is the number to trust). The channel also shrank from 768
+//! bytes to what its fields need plus 64 per spaced field.
 //!
 //! What is given up: with no alignment, the gap guarantees only that two spaced values are
 //! at least 64 bytes apart (never on one cache line), not that they are in different

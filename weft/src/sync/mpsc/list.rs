@@ -18,17 +18,15 @@
 //! * **Freeing a block is safe** without hazard pointers because a sender dereferences a block
 //!   only after winning a slot in it, and its last access is the `ready` store; a block whose
 //!   every slot the receiver has seen `ready` has no sender left in it.
-//! * **No block until the first send**: a new queue holds none (an idle channel, e.g. the
-//!   mailbox of an actor nobody has written to yet, costs no block: 504 bytes at `LAP` 32 with
-//!   `u64` messages). The first sender to find `tail.block` null installs one, publishing it
-//!   in `tail.first` (CAS, so one sender wins) and then in `tail.block`; the receiver, whose
-//!   cursor starts null, reads `tail.first`. A sender that loses the CAS waits for the
-//!   winner's `tail.block` store as it waits for a marker. Rejected: taking the first block
-//!   from `tail.block` on the receiver's side, which the senders may already have moved on
-//!   to a second block.
 //! * `RX_PARKED` lives in the tail word so that a sender learns whether the receiver sleeps
 //!   from the CAS it does anyway: the common case (receiver busy) costs senders no extra atomic
 //!   operation. See `chan.rs` for the parking protocol.
+//!
+//! Rejected: installing the first block at the first send, so that an unused channel holds
+//! none (built and loom-checked, 2026-11-27). It saves 504 bytes only for a channel nobody
+//! writes to (an actor's mailbox almost always gets a message), and the null check it adds
+//! to every push and pop cost 8 instructions per `tell` and 17 per `ping_pong` bounce in
+//! `weft-lab actors` (callgrind).
 
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -82,17 +80,13 @@ pub(super) struct Tx<T> {
 
 struct Tail<T> {
     index: AtomicUsize,
-    /// The block senders write to; null until the first send.
     block: AtomicPtr<Block<T>>,
-    /// The queue's first block, set once by the sender that installs it.
-    first: AtomicPtr<Block<T>>,
 }
 
 /// The consumer's end, owned by the receiver (kept in an `UnsafeCell` by `Chan`).
 pub(super) struct Rx<T> {
     /// Next position to read (no shift, no flag).
     index: usize,
-    /// The head block; null until the receiver first finds `tail.first` set.
     block: *mut Block<T>,
 }
 
@@ -114,17 +108,14 @@ fn snooze(backoff: &Backoff) {
     backoff.snooze();
 }
 
-/// Creates an empty queue, with no block yet (the first send installs one).
+/// Creates an empty queue: the two ends share the first block.
 pub(super) fn new<T>() -> (Tx<T>, Rx<T>) {
+    let first = Block::<T>::alloc();
     let tx = Tx {
-        tail: Spaced::new(Tail {
-            index: AtomicUsize::new(0),
-            block: AtomicPtr::new(ptr::null_mut()),
-            first: AtomicPtr::new(ptr::null_mut()),
-        }),
+        tail: Spaced::new(Tail { index: AtomicUsize::new(0), block: AtomicPtr::new(first) }),
         spare: Spaced::new(AtomicPtr::new(ptr::null_mut())),
     };
-    (tx, Rx { index: 0, block: ptr::null_mut() })
+    (tx, Rx { index: 0, block: first })
 }
 
 impl<T> Tx<T> {
@@ -145,10 +136,6 @@ impl<T> Tx<T> {
                 next_block = self.new_block();
             }
             let block = self.tail.block.load(Acquire);
-            if block.is_null() {
-                self.install_first(&backoff);
-                continue;
-            }
             let new_tail = (tail & !RX_PARKED) + (1 << SHIFT);
             // AcqRel: Acquire pairs with the receiver's fetch_or of RX_PARKED (its waker
             // registration happens before it); Release orders nothing we rely on.
@@ -180,47 +167,6 @@ impl<T> Tx<T> {
                 Err(_) => backoff.spin(),
             }
         }
-    }
-
-    /// Installs the queue's first block, or waits for the sender installing it (module
-    /// comment). Out of line: it runs once per queue.
-    #[cold]
-    #[inline(never)]
-    fn install_first(&self, backoff: &Backoff) {
-        if !self.tail.first.load(Acquire).is_null() {
-            snooze(backoff); // the winner's `tail.block` store is on its way
-            return;
-        }
-        let block = Block::<T>::alloc();
-        // AcqRel: Release publishes the block's initialisation to the receiver's Acquire load
-        // of `first`; Acquire (on failure too) orders our retry after the winner's install.
-        match self.tail.first.compare_exchange(ptr::null_mut(), block, AcqRel, Acquire) {
-            // Release pairs with the senders' Acquire load of `tail.block`.
-            Ok(_) => self.tail.block.store(block, Release),
-            // SAFETY: the CAS failed, so `block` was never published; it is ours alone.
-            Err(_) => drop(unsafe { Box::from_raw(block) }),
-        }
-    }
-
-    /// The receiver's head block, taken from `tail.first` while its cursor is still null.
-    /// Null when no sender has installed a block yet.
-    fn head_block(&self, rx: &Rx<T>) -> *mut Block<T> {
-        if rx.block.is_null() {
-            // Acquire pairs with the installing CAS: the block's initialisation is visible.
-            self.tail.first.load(Acquire)
-        } else {
-            rx.block
-        }
-    }
-
-    /// Points the receiver's null cursor at the first block, if one is installed yet. Out of
-    /// line and cold: inlined, it tipped the inliner's choices in the actor's receive loop
-    /// (31 more instructions per message, callgrind `tell_1t`).
-    #[cold]
-    #[inline(never)]
-    fn adopt_first(&self, rx: &mut Rx<T>) -> bool {
-        rx.block = self.head_block(rx);
-        !rx.block.is_null()
     }
 
     /// Marks the receiver parked; returns the tail position it was parked at.
@@ -265,9 +211,6 @@ impl<T> Tx<T> {
     /// # Safety
     /// Only the single consumer calls this, with the `Rx` created with this `Tx`.
     pub(super) unsafe fn pop(&self, rx: &mut Rx<T>) -> Option<T> {
-        if rx.block.is_null() && !self.adopt_first(rx) {
-            return None; // nothing was ever sent
-        }
         let offset = rx.index % LAP;
         // SAFETY: `rx.block` is the head block, which only the consumer frees.
         let block = unsafe { &*rx.block };
@@ -307,9 +250,8 @@ impl<T> Tx<T> {
     /// # Safety
     /// As `pop`: the consumer's own `Rx`, not concurrently popped.
     pub(super) unsafe fn head_ready(&self, rx: &Rx<T>) -> bool {
-        let block = self.head_block(rx);
-        // SAFETY: a non-null head block is alive while the consumer holds the queue.
-        !block.is_null() && unsafe { (*block).slots[rx.index % LAP].ready.load(Acquire) }
+        // SAFETY: the head block is alive while the consumer holds it.
+        unsafe { (*rx.block).slots[rx.index % LAP].ready.load(Acquire) }
     }
 
     /// Drops every value still queued and frees every block.
@@ -332,33 +274,5 @@ impl<T> Tx<T> {
             // came from `Box::into_raw`.
             drop(unsafe { Box::from_raw(spare) });
         }
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_unused_queue_holds_no_block_and_the_first_send_installs_one() {
-        let (tx, mut rx) = new::<u64>();
-        // SAFETY: this test is the queue's only consumer.
-        assert_eq!(unsafe { tx.pop(&mut rx) }, None);
-        // SAFETY: as above.
-        assert!(!unsafe { tx.head_ready(&rx) });
-        assert!(tx.tail.block.load(Relaxed).is_null() && rx.block.is_null(), "an idle queue allocated");
-        for i in 0..(3 * LAP) as u64 {
-            tx.push(i);
-        }
-        assert_eq!(tx.tail.first.load(Relaxed), {
-            // SAFETY: as above.
-            assert!(unsafe { tx.head_ready(&rx) });
-            tx.head_block(&rx)
-        });
-        // SAFETY: as above.
-        let got: Vec<u64> = std::iter::from_fn(|| unsafe { tx.pop(&mut rx) }).collect();
-        assert_eq!(got, (0..(3 * LAP) as u64).collect::<Vec<_>>());
-        // SAFETY: nothing else touches the queue.
-        unsafe { tx.drop_all(&mut rx) };
     }
 }
