@@ -16,7 +16,9 @@
 //! A task that yields (`yield_now`, or a leaf future that ran out of cooperative budget)
 //! while remote work waits in the injection queue is *deferred*: it waits in `Core::deferred`
 //! until the local queue and the injection queue are empty, then the deferred tasks go back
-//! (the first runs at once, the others to the back of the local queue). Before, a yield
+//! (the first runs at once, the others to the back of the local queue); a task deferred for a
+//! whole maintenance interval goes back anyway (`age_deferred`: a local queue that never empties
+//! must not starve it). Before, a yield
 //! always went to the back of the local queue: eight actors busy sending to themselves kept
 //! it non-empty forever, so remote work (spawns and wakes from outside the runtime) came off
 //! the injection queue one task per `global_queue_interval` ticks, ~4,000 busy messages per
@@ -67,6 +69,8 @@ pub(crate) struct Core {
     pub(super) run_queue: Local<Arc<Handle>>,
     /// Tasks that yielded while this core ran them (see the module comment).
     deferred: Vec<Runnable<Arc<Handle>>>,
+    /// `deferred` was non-empty at the last maintenance (see `age_deferred`).
+    deferred_aged: bool,
     /// Local-queue pops until the first task that yielded since the driver was last polled
     /// comes up (0: none waits); then `poll_driver_first` (see the module comment).
     yield_countdown: u32,
@@ -98,6 +102,7 @@ impl Core {
             lifo_slot: None,
             run_queue,
             deferred: Vec::new(),
+            deferred_aged: false,
             yield_countdown: 0,
             poll_driver_first: false,
             is_searching: false,
@@ -248,6 +253,31 @@ impl Context {
         first
     }
 
+    /// Bounds how long a task stays deferred: tasks that were already deferred at the previous
+    /// maintenance (`event_interval` ticks ago) go to the back of the local queue now. Without
+    /// this, a worker whose local queue never empties (tasks waking each other forever, as in
+    /// tokio's `rt_common::ping_pong_saturation` with 4 workers on 2 cores) never requeued its
+    /// deferred tasks, and a task that yielded while remote work waited starved for good: the
+    /// test hung in 2 of 40 runs under load. A persistent yielder now rejoins the queue at
+    /// most once per `event_interval` ticks, so remote work still goes first most of the time.
+    fn age_deferred(&self, core: &mut Core) {
+        if core.deferred.is_empty() {
+            core.deferred_aged = false;
+            return;
+        }
+        if !std::mem::replace(&mut core.deferred_aged, true) {
+            return;
+        }
+        core.deferred_aged = false;
+        let inject = &self.shared().inject;
+        for task in core.deferred.drain(..) {
+            if core.run_queue.push_back_or_overflow(task, inject) {
+                core.metrics.inc_overflow();
+            }
+        }
+        self.handle.notify_parked_hint();
+    }
+
     /// The local queue and the injection queue are empty: returns the first deferred task to
     /// run now and moves the others to the back of the local queue (a lone task yielding in
     /// a loop thus skips the queue).
@@ -380,6 +410,7 @@ impl Context {
 
     fn maintenance(&self, mut core: Box<Core>) -> Box<Core> {
         core.metrics.maintenance(self.worker_metrics());
+        self.age_deferred(&mut core);
         core = self.poll_driver(core);
         if self.handle.is_shutdown() {
             core.is_shutdown = true;
