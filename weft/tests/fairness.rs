@@ -159,7 +159,57 @@ fn ping_pong_pair_cannot_monopolise_a_worker() {
     assert_eq!(result.expect("third task starved by a ping-pong pair").unwrap(), 5);
 }
 
-/// A minimal level-triggered notify for the test above (weft::sync arrives later).
+/// A task that yields while remote work waits is deferred; it must still run again when the
+/// worker never goes idle. Here a ping-pong pair keeps the only worker's local queue
+/// non-empty forever and a plain thread keeps the injection queue non-empty, so the yielder
+/// is deferred at every yield: before deferred tasks aged back into the queue it starved
+/// for good (tokio's `rt_common::ping_pong_saturation` hung the same way).
+#[test]
+fn a_deferred_yielder_runs_while_the_worker_never_idles() {
+    let rt = support::mt(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let spammer = {
+        let (handle, stop) = (rt.handle().clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(SeqCst) {
+                for _ in 0..64 {
+                    drop(handle.spawn(async {}));
+                }
+                std::thread::yield_now();
+            }
+        })
+    };
+    let result = rt.block_on(async {
+        let notify_a = Arc::new(weft_test_notify::Notify::default());
+        let notify_b = Arc::new(weft_test_notify::Notify::default());
+        for (me, other) in [(notify_a.clone(), notify_b.clone()), (notify_b.clone(), notify_a.clone())] {
+            let stop = stop.clone();
+            weft::spawn(async move {
+                while !stop.load(SeqCst) {
+                    other.notify();
+                    me.wait().await;
+                }
+                other.notify();
+            });
+        }
+        notify_a.notify();
+        let yielder = weft::spawn(async {
+            for _ in 0..5 {
+                weft::task::yield_now().await;
+            }
+            7
+        });
+        let r = weft::time::timeout(Duration::from_secs(20), yielder).await;
+        stop.store(true, SeqCst);
+        notify_a.notify();
+        notify_b.notify();
+        r
+    });
+    spammer.join().unwrap();
+    assert_eq!(result.expect("a deferred yielder starved").unwrap(), 7);
+}
+
+/// A minimal level-triggered notify for the tests above (weft::sync arrives later).
 mod weft_test_notify {
     use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
     use std::sync::Mutex;
