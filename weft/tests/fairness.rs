@@ -137,19 +137,7 @@ fn ping_pong_pair_cannot_monopolise_a_worker() {
     let rt = support::mt(1);
     let stop = Arc::new(AtomicBool::new(false));
     let result = rt.block_on(async {
-        let notify_a = Arc::new(weft_test_notify::Notify::default());
-        let notify_b = Arc::new(weft_test_notify::Notify::default());
-        for (me, other) in [(notify_a.clone(), notify_b.clone()), (notify_b.clone(), notify_a.clone())] {
-            let stop = stop.clone();
-            weft::spawn(async move {
-                while !stop.load(SeqCst) {
-                    other.notify();
-                    me.wait().await;
-                }
-                other.notify();
-            });
-        }
-        notify_a.notify();
+        let (notify_a, notify_b) = spawn_ping_pong_pair(&stop);
         let r = weft::time::timeout(Duration::from_secs(10), weft::spawn(async { 5 })).await;
         stop.store(true, SeqCst);
         notify_a.notify();
@@ -180,19 +168,7 @@ fn a_deferred_yielder_runs_while_the_worker_never_idles() {
         })
     };
     let result = rt.block_on(async {
-        let notify_a = Arc::new(weft_test_notify::Notify::default());
-        let notify_b = Arc::new(weft_test_notify::Notify::default());
-        for (me, other) in [(notify_a.clone(), notify_b.clone()), (notify_b.clone(), notify_a.clone())] {
-            let stop = stop.clone();
-            weft::spawn(async move {
-                while !stop.load(SeqCst) {
-                    other.notify();
-                    me.wait().await;
-                }
-                other.notify();
-            });
-        }
-        notify_a.notify();
+        let (notify_a, notify_b) = spawn_ping_pong_pair(&stop);
         let yielder = weft::spawn(async {
             for _ in 0..5 {
                 weft::task::yield_now().await;
@@ -207,6 +183,25 @@ fn a_deferred_yielder_runs_while_the_worker_never_idles() {
     });
     spammer.join().unwrap();
     assert_eq!(result.expect("a deferred yielder starved").unwrap(), 7);
+}
+
+/// Spawns two tasks that wake each other until `stop` is set, and starts them; returns
+/// their notifies (notify both after setting `stop` to let them finish).
+fn spawn_ping_pong_pair(stop: &Arc<AtomicBool>) -> (Arc<weft_test_notify::Notify>, Arc<weft_test_notify::Notify>) {
+    let notify_a = Arc::new(weft_test_notify::Notify::default());
+    let notify_b = Arc::new(weft_test_notify::Notify::default());
+    for (me, other) in [(notify_a.clone(), notify_b.clone()), (notify_b.clone(), notify_a.clone())] {
+        let stop = stop.clone();
+        weft::spawn(async move {
+            while !stop.load(SeqCst) {
+                other.notify();
+                me.wait().await;
+            }
+            other.notify();
+        });
+    }
+    notify_a.notify();
+    (notify_a, notify_b)
 }
 
 /// A minimal level-triggered notify for the tests above (weft::sync arrives later).
