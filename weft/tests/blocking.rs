@@ -305,6 +305,65 @@ fn compensation_keeps_timers_firing_while_every_worker_blocks_and_retires_after(
     assert_eq!(count.alive(), 0);
 }
 
+/// A future that notes whether its inner future ever returned `Pending` (its waker is then
+/// registered, so the next wake is a real one).
+struct NotePending<F>(F, Arc<AtomicBool>);
+
+impl<F: std::future::Future + Unpin> std::future::Future for NotePending<F> {
+    type Output = F::Output;
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<F::Output> {
+        let poll = std::pin::Pin::new(&mut self.0).poll(cx);
+        if poll.is_pending() {
+            self.1.store(true, SeqCst);
+        }
+        poll
+    }
+}
+
+/// A task wakes another, which goes to its worker's LIFO slot, and then blocks its thread
+/// until the woken task has run. Only the monitor taking the stuck worker's LIFO slot lets
+/// it run (to the other worker, or to a stand-in when there is none); before, the pair
+/// deadlocked until the blocking poll gave up.
+fn a_task_woken_just_before_its_waker_blocks_still_runs(workers: usize) {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .long_poll_threshold(Duration::from_millis(10))
+        .warn_on_long_polls(false)
+        .build()
+        .unwrap();
+    for round in 0..3 {
+        let (wake_tx, wake_rx) = weft::sync::oneshot::channel::<()>();
+        let (ran_tx, ran_rx) = mpsc::channel::<()>();
+        let waiting = Arc::new(AtomicBool::new(false));
+        let woken = rt.spawn(NotePending(wake_rx, waiting.clone()));
+        wait_until("the woken task waits", || waiting.load(SeqCst));
+        let woken = rt.spawn(async move {
+            woken.await.unwrap().unwrap();
+            ran_tx.send(()).unwrap();
+        });
+        let waker = rt.spawn(async move {
+            wake_tx.send(()).unwrap();
+            // Blocks this worker until the woken task has run elsewhere (the deadline only
+            // turns the old deadlock into a failure).
+            ran_rx.recv_timeout(Duration::from_secs(20)).is_ok()
+        });
+        let ran = rt.block_on(waker).unwrap();
+        assert!(ran, "round {round}: the woken task did not run while its waker blocked ({workers} workers)");
+        rt.block_on(woken).unwrap();
+    }
+}
+
+#[test]
+fn a_task_woken_just_before_its_waker_blocks_runs_on_the_other_worker() {
+    a_task_woken_just_before_its_waker_blocks_still_runs(2);
+}
+
+#[test]
+fn a_task_woken_just_before_its_only_worker_blocks_runs_on_a_stand_in() {
+    a_task_woken_just_before_its_waker_blocks_still_runs(1);
+}
+
 #[test]
 fn without_compensation_no_thread_is_started() {
     let rt = Builder::new_multi_thread()

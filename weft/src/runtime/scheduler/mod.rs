@@ -115,8 +115,9 @@
 //! (`multi_thread/monitor.rs`, "Preempted is not blocked").
 //!
 //! *Compensation* (on by default): for each worker stuck past the threshold the monitor steals
-//! its queued tasks into the injection queue (a thief like any other; the LIFO slot, which
-//! nobody can steal, is the one task that still waits) and wakes a sleeper. If work still
+//! its queued tasks into the injection queue (a thief like any other), with the task in its
+//! LIFO slot (through an asymmetric handshake that keeps the worker's side free of atomic
+//! read-modify-writes, `multi_thread/lifo.rs`), and wakes a sleeper. If work still
 //! waits with no worker asleep, or every worker is stuck (then nobody drives timers and I/O),
 //! it starts a stand-in for one stuck poll: a thread without a core that runs injected tasks
 //! and drives the driver in 1 ms slices, and exits when that poll returns. At most one per
@@ -156,7 +157,9 @@
 //! tokio-mt 4.2 / 3.9 ms but a max of 1,000 ms in both (the task in its LIFO slot waits for the
 //! block), smol 10.2 / 6.4 ms. weft's stealing already rescues the queue here (spawns never
 //! go to the LIFO slot); compensation matters when every worker blocks
-//! (`tests/blocking.rs`, the timer test), which tokio and an uncompensated weft cannot serve.
+//! (`tests/blocking.rs`, the timer test), which tokio and an uncompensated weft cannot serve,
+//! and when a task wakes another and then blocks until that one has run (the LIFO-slot tests
+//! there: a deadlock for tokio and for weft before the slot could be taken).
 //!
 //! # Shutdown, as steps
 //! 1. The inject queue is closed and every worker is unparked.

@@ -3,7 +3,8 @@
 //!
 //! Called by the monitor for the workers it found stuck past the threshold:
 //! 1. the stuck workers' queued tasks are stolen (the ordinary steal-half protocol, the
-//!    monitor acting as a thief) and pushed on the injection queue, waking a sleeper;
+//!    monitor acting as a thief), with the task in each one's LIFO slot (`lifo.rs`), and
+//!    pushed on the injection queue, waking a sleeper;
 //! 2. if that leaves runnable work with no worker asleep to take it, or every worker is
 //!    stuck (then nobody drives timers and I/O), a *compensating thread* starts for one stuck
 //!    worker: it runs injected tasks and, when there are none, drives the driver in 1 ms
@@ -43,7 +44,13 @@ impl Scratch {
 pub(crate) fn compensate(handle: &Arc<Handle>, stuck: &[(usize, u64)], scratch: &mut Scratch) {
     let shared = &handle.shared;
     let mut moved = false;
-    for &(w, _) in stuck {
+    for &(w, seq) in stuck {
+        // The task the stuck poll woke last, most likely the one waiting longest for it.
+        let still_stuck = || handle.monitor.slots[w].seq() == seq;
+        if let Some(task) = shared.remotes[w].lifo.steal(still_stuck) {
+            shared.inject.push(task);
+            moved = true;
+        }
         while let Some(first) = shared.remotes[w].steal.steal_into(&mut scratch.queue) {
             let rest = std::iter::from_fn(|| scratch.queue.pop());
             shared.inject.push_batch(std::iter::once(first).chain(rest));

@@ -9,8 +9,8 @@ use crate::loom::sync::{Arc, Mutex};
 use crate::loom::{lock, thread};
 use crate::task::{new_task, Id, OwnedTasks, Runnable, Schedule, Task, TaskRef};
 
-struct Sched {
-    owned: OwnedTasks<Arc<Sched>>,
+pub(super) struct Sched {
+    pub(super) owned: OwnedTasks<Arc<Sched>>,
 }
 
 impl Schedule for Arc<Sched> {
@@ -25,14 +25,14 @@ impl Schedule for Arc<Sched> {
     }
 }
 
-fn make(sched: &Arc<Sched>) -> (Runnable<Arc<Sched>>, Id) {
+pub(super) fn make(sched: &Arc<Sched>) -> (Runnable<Arc<Sched>>, Id) {
     let id = Id::next();
     let (runnable, join) = new_task(async {}, sched.clone(), id);
     drop(join);
     (runnable, id)
 }
 
-fn sched() -> Arc<Sched> {
+pub(super) fn sched() -> Arc<Sched> {
     Arc::new(Sched { owned: OwnedTasks::new(1) })
 }
 

@@ -1,6 +1,7 @@
 //! The multi-thread scheduler: N workers, each with a local queue, stealing from each other.
 //!
 //! * `worker` — the run loop, LIFO slot, parking and shutdown of one worker.
+//! * `lifo` — the LIFO slot itself, which the monitor can empty while its worker is stuck.
 //! * `queue` — the bounded steal-half local queue.
 //! * `inject` — the global FIFO for work from outside the workers.
 //! * `idle` — searching/sleeping accounting that wakes at most the workers needed.
@@ -23,12 +24,15 @@ mod compensate;
 pub(crate) mod handoff;
 mod idle;
 mod inject;
+mod lifo;
 pub(crate) mod monitor;
 pub(crate) mod queue;
 mod worker;
 
 pub use monitor::LongPoll;
 
+#[cfg(all(test, loom))]
+mod loom_lifo;
 #[cfg(all(test, loom))]
 mod loom_queue;
 
@@ -77,6 +81,8 @@ struct Shared {
 
 struct Remote {
     steal: queue::Steal<Arc<Handle>>,
+    /// The worker's LIFO slot (also in its `Core`), for the monitor to empty while it is stuck.
+    lifo: Arc<lifo::LifoSlot<Arc<Handle>>>,
     unpark: Unparker,
 }
 
@@ -97,9 +103,10 @@ pub(crate) fn create(
     for i in 0..num_workers {
         let (steal, local) = queue::local();
         let park = Parker::new(shared_driver.clone());
-        remotes.push(Remote { steal, unpark: park.unparker() });
+        let lifo = Arc::new(lifo::LifoSlot::new());
+        remotes.push(Remote { steal, lifo: lifo.clone(), unpark: park.unparker() });
         let seed = 0x9E37_79B9u32.wrapping_mul(i as u32 + 1);
-        cores.push(Core::new(local, park, seed, config.metrics.poll_time_histogram));
+        cores.push(Core::new(local, lifo, park, seed, config.metrics.poll_time_histogram));
     }
     let handle = Arc::new(Handle {
         monitor: monitor::Monitor::new(num_workers, config.monitor),

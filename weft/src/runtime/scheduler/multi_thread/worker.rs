@@ -12,6 +12,7 @@
 //! `MAX_LIFO_POLLS` tasks run back to back from the slot; then the slot's task goes to the
 //! back of the queue, so two tasks waking each other cannot monopolise the worker. Spawned
 //! and yielding tasks go to the back of the queue (or the deferred list), never to the slot.
+//! Thieves never take the slot; the monitor does, from a worker stuck in a poll (`lifo.rs`).
 //!
 //! A task that yields (`yield_now`, or a leaf future that ran out of cooperative budget)
 //! while remote work waits in the injection queue is *deferred*: it waits in `Core::deferred`
@@ -52,6 +53,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::panic::Location;
 
+use super::lifo::LifoSlot;
 use super::queue::{self, Local};
 use super::Handle;
 use crate::loom::sync::Arc;
@@ -65,7 +67,8 @@ const MAX_LIFO_POLLS: u32 = 3;
 /// What a worker thread needs to run tasks. Exactly one thread holds it at a time.
 pub(crate) struct Core {
     tick: u32,
-    lifo_slot: Option<Runnable<Arc<Handle>>>,
+    /// Shared with the monitor, which may empty it while this core's poll is stuck (`lifo.rs`).
+    lifo_slot: Arc<LifoSlot<Arc<Handle>>>,
     pub(super) run_queue: Local<Arc<Handle>>,
     /// Tasks that yielded while this core ran them (see the module comment).
     deferred: Vec<Runnable<Arc<Handle>>>,
@@ -96,10 +99,16 @@ pub(crate) struct Context {
 }
 
 impl Core {
-    pub(super) fn new(run_queue: Local<Arc<Handle>>, park: Parker, seed: u32, poll_histogram: bool) -> Box<Core> {
+    pub(super) fn new(
+        run_queue: Local<Arc<Handle>>,
+        lifo_slot: Arc<LifoSlot<Arc<Handle>>>,
+        park: Parker,
+        seed: u32,
+        poll_histogram: bool,
+    ) -> Box<Core> {
         Box::new(Core {
             tick: 0,
-            lifo_slot: None,
+            lifo_slot,
             run_queue,
             deferred: Vec::new(),
             deferred_aged: false,
@@ -339,7 +348,8 @@ impl Context {
             let mut core = self.core.borrow_mut().take()?;
             self.poll_slot().end(core.poll_seq);
             core.metrics.end_poll();
-            let Some(task) = core.lifo_slot.take() else { return Some(core) };
+            let between_polls = || self.poll_slot().seq().is_multiple_of(2);
+            let Some(task) = core.lifo_slot.take_between_polls(between_polls) else { return Some(core) };
             if lifo_polls >= MAX_LIFO_POLLS {
                 if core.run_queue.push_back_or_overflow(task, &self.shared().inject) {
                     core.metrics.inc_overflow();
@@ -373,7 +383,8 @@ impl Context {
     /// this thread.
     pub(crate) fn hand_off_core(&self) -> bool {
         let Some(mut core) = self.core.borrow_mut().take() else { return false };
-        // The LIFO slot cannot be stolen; the queue can, should no thread pick the core up.
+        // Thieves cannot take the LIFO slot; the queue they can, should no thread pick the
+        // core up.
         if let Some(task) = core.lifo_slot.take() {
             if core.run_queue.push_back_or_overflow(task, &self.shared().inject) {
                 core.metrics.inc_overflow();
@@ -540,13 +551,14 @@ impl Context {
         let overflowed;
         let notify = match kind {
             Kind::Wake => match core.lifo_slot.replace(task) {
-                Some(prev) => {
-                    overflowed = core.run_queue.push_back_or_overflow(prev, inject);
-                    true
-                }
-                None => {
+                Ok(None) => {
                     overflowed = false;
                     false
+                }
+                // The displaced task, or (the monitor is emptying the slot) the woken one.
+                Ok(Some(other)) | Err(other) => {
+                    overflowed = core.run_queue.push_back_or_overflow(other, inject);
+                    true
                 }
             },
             // Remote work waits: the yielder goes behind it (see the module comment).
