@@ -36,6 +36,12 @@ pub const WORKLOADS: &[ActorWorkload] = &[
         scale: 10_000,
         smoke: 100,
     },
+    ActorWorkload {
+        name: "unwind",
+        unit: "panic!(\"crashy\") caught by catch_unwind in one task (the unwinding each panic row pays)",
+        scale: 10_000,
+        smoke: 100,
+    },
     // smarm's suite (reference report 004), expressed with actors where it applies.
     ActorWorkload { name: "chained_spawn", unit: "actors, each spawned by the previous one", scale: 1_000, smoke: 50 },
     ActorWorkload { name: "ping_pong", unit: "messages bounced between two actors", scale: 100_000, smoke: 1_000 },
@@ -88,6 +94,7 @@ pub fn run<P: ActorPeer>(w: &str, n: u64, workers: usize) -> Result<Option<Durat
                 Some(v) => (v, n),
                 None => return Ok(None),
             },
+            "unwind" => (unwind(n), n),
             "chained_spawn" => (chained_spawn::<P>(n).await, n),
             "ping_pong" => (ring::<P>(2, n).await, n),
             "spawn_storm_busy" if !P::FAIR_TO_SELF_SENDERS => return Ok(None),
@@ -106,6 +113,21 @@ pub fn run<P: ActorPeer>(w: &str, n: u64, workers: usize) -> Result<Option<Durat
         }
         Ok(Some(elapsed))
     })
+}
+
+/// `n` panics with the panic rows' payload, each caught on the spot: the unwinding part of a
+/// panic row's cost, with no actor, task or notification around it. Returns the panics caught.
+fn unwind(n: u64) -> u64 {
+    (0..n)
+        .map(|i| {
+            std::panic::catch_unwind(|| {
+                if std::hint::black_box(i) < n {
+                    panic!("crashy")
+                }
+            })
+            .is_err() as u64
+        })
+        .sum()
 }
 
 /// `n` actors, each handles one message and stops.
