@@ -44,6 +44,23 @@ fn tell_then_ask_sees_every_tell() {
     });
 }
 
+/// `send`/`tell` futures do nothing until polled, on both kinds of mailbox: a dropped one sends
+/// nothing and hands its message to nobody, an awaited one sends once, in order.
+#[test]
+fn send_futures_send_only_when_polled_on_either_mailbox() {
+    for mailbox in [Mailbox::Bounded(4), Mailbox::Unbounded] {
+        rt().block_on(async move {
+            let c = spawn_with(Counter(0), mailbox);
+            drop(c.tell(CounterMsg::Add(1_000)));
+            drop(c.send(CounterMsg::Add(2_000)));
+            let later = c.tell(CounterMsg::Add(5));
+            c.send(CounterMsg::Add(2)).await.unwrap();
+            later.await.unwrap();
+            assert_eq!(c.ask(CounterMsg::Get).await.unwrap(), 7, "{mailbox:?}");
+        });
+    }
+}
+
 /// Counts drops of an answer value.
 struct Payload(Arc<AtomicUsize>);
 impl Drop for Payload {
