@@ -1,6 +1,7 @@
 //! `weft-lab search`: what the study adds to weft-search. Every engine returns the identical
 //! answer (order, invalid and oversized lines counted, unreadable files as skips), the generated
-//! corpus is deterministic, and on that corpus weft-search's prefilter changes no answer.
+//! corpus is deterministic, on that corpus weft-search's prefilter changes no answer, and the
+//! bench counts weft's long-poll warnings in its children's stderr.
 //!
 //! The query language and what a line's searched text is are weft-search's own; they are tested
 //! in `weft-search/tests/` (query.rs, cli.rs).
@@ -300,4 +301,17 @@ fn the_prefilter_changes_no_answer_on_the_generated_corpus() {
     // Most queries have a prefilter (else this test would compare a search with itself).
     assert!(prefiltered >= PREFILTER_QUERIES.len() - 5, "only {prefiltered} queries had a prefilter");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The bench counts weft's long-poll warning lines in its children's stderr, and nothing else
+/// (other weft lines, other runtimes' output, a partial line).
+#[test]
+fn long_poll_warnings_are_counted_from_weft_lines_only() {
+    let stderr = "weft: task 695 spawned at lab/src/search/engines.rs:224:25 blocked worker 0 for 15 ms\n\
+                  weft: runtime exit summary: 3 long polls\n\
+                  thread 'main' blocked worker 1\n\
+                  weft: task 7 spawned at src/main.rs:1:1 blocked worker 1 for 230 ms\n\
+                  weft: task 8 spawned at src/main.rs:1:1";
+    assert_eq!(weft_lab::search::long_poll_warnings(stderr), 2);
+    assert_eq!(weft_lab::search::long_poll_warnings(""), 0);
 }

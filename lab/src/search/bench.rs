@@ -57,6 +57,9 @@ pub struct Row {
     pub median_ms: f64,
     pub min_ms: f64,
     pub cv: f64,
+    /// weft's long-poll warnings printed by this contender's children, counted rounds only.
+    #[serde(default)]
+    pub long_poll_warnings: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -121,6 +124,7 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
     let timeout = Duration::from_secs(args.sample_timeout);
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); contenders.len()];
     let mut rss: Vec<u64> = vec![0; contenders.len()];
+    let mut warnings: Vec<u64> = vec![0; contenders.len()];
     let mut reference: Option<SearchOutcome> = None;
     for round in 0..=args.rounds {
         for k in 0..contenders.len() {
@@ -143,6 +147,7 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
             if round > 0 {
                 samples[i].push(r.elapsed_ns as f64 / 1e6);
                 rss[i] = rss[i].max(r.peak_rss_kb);
+                warnings[i] += r.long_poll_warnings;
             }
         }
         eprintln!("round {round}/{} done", args.rounds);
@@ -155,9 +160,11 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
         .iter()
         .zip(samples)
         .zip(rss)
-        .map(|((c, s), rss)| {
+        .zip(warnings)
+        .map(|(((c, s), rss), long_poll_warnings)| {
             let sum = Summary::of(&s);
             Row {
+                long_poll_warnings,
                 engine: c.engine.name().into(),
                 pool: c.pool,
                 peak_rss_mb: rss as f64 / 1024.0,
@@ -204,7 +211,7 @@ pub fn markdown(res: &BenchResults) -> String {
     let weft = find(res, "weft").map(|r| r.median_ms);
     let _ = writeln!(
         s,
-        "| engine | median ms | min ms | CV | weft speed-up | peak RSS MB |\n|---|---:|---:|---:|---:|---:|"
+        "| engine | median ms | min ms | CV | weft speed-up | peak RSS MB | long-poll warnings |\n|---|---:|---:|---:|---:|---:|---:|"
     );
     let mut main: Vec<&Row> = res.rows.iter().filter(|r| r.pool.is_none()).collect();
     main.sort_by(|a, b| a.median_ms.total_cmp(&b.median_ms));
@@ -213,13 +220,18 @@ pub fn markdown(res: &BenchResults) -> String {
         let name = &r.engine;
         let _ = writeln!(
             s,
-            "| {name} | {:.1} | {:.1} | {:.1}% | {vs} | {:.0} |",
+            "| {name} | {:.1} | {:.1} | {:.1}% | {vs} | {:.0} | {} |",
             r.median_ms,
             r.min_ms,
             r.cv * 100.0,
-            r.peak_rss_mb
+            r.peak_rss_mb,
+            r.long_poll_warnings
         );
     }
+    let _ = writeln!(
+        s,
+        "\nlong-poll warnings: weft's default stderr lines (`weft: task … blocked worker … for N ms`) printed by the engine's processes over the counted rounds (weft engines only; a poll that kept its worker ≥ 10 ms on a CPU or asleep in the kernel).\n"
+    );
     let mut sweep_engines: Vec<&str> =
         res.rows.iter().filter(|r| r.pool.is_some()).map(|r| r.engine.as_str()).collect();
     sweep_engines.dedup();

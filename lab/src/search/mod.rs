@@ -100,6 +100,15 @@ pub struct ChildResult {
     /// Peak resident set of the child (VmHWM), KiB.
     pub peak_rss_kb: u64,
     pub outcome: SearchOutcome,
+    /// weft's long-poll warning lines in the child's stderr (counted by the parent).
+    #[serde(default)]
+    pub long_poll_warnings: u64,
+}
+
+/// Counts weft's default long-poll warnings (`weft: task 7 spawned at … blocked worker 0 for
+/// 15 ms`) in a child's stderr, which the parent otherwise keeps to itself on success.
+pub fn long_poll_warnings(stderr: &str) -> u64 {
+    stderr.lines().filter(|l| l.starts_with("weft: task ") && l.contains(" blocked worker ")).count() as u64
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
@@ -135,7 +144,12 @@ fn run_child(r: RunArgs) -> Result<ExitCode, String> {
     let spec = RunSpec { engine, pool: r.pool, workers: r.workers.unwrap_or_else(engines::cores), limit: r.limit };
     let (outcome, elapsed) = engines::run(&spec, &r.path, &r.query)
         .map_err(|e| format!("{}: {}", r.path.display(), engines::describe_io(&e)))?;
-    let result = ChildResult { elapsed_ns: elapsed.as_nanos() as u64, peak_rss_kb: peak_rss_kb(), outcome };
+    let result = ChildResult {
+        elapsed_ns: elapsed.as_nanos() as u64,
+        peak_rss_kb: peak_rss_kb(),
+        outcome,
+        long_poll_warnings: 0,
+    };
     println!("{}", serde_json::to_string(&result).map_err(|e| e.to_string())?);
     Ok(ExitCode::SUCCESS)
 }
@@ -225,8 +239,10 @@ pub fn child_run(
     if !status.success() {
         return Err(format!("{} exited with {status}: {}", spec.engine.name(), err.trim()));
     }
-    serde_json::from_str(out.trim())
-        .map_err(|e| format!("{}: unreadable child output ({e}): {out}", spec.engine.name()))
+    let mut result: ChildResult = serde_json::from_str(out.trim())
+        .map_err(|e| format!("{}: unreadable child output ({e}): {out}", spec.engine.name()))?;
+    result.long_poll_warnings = long_poll_warnings(&err);
+    Ok(result)
 }
 
 /// `weft-lab smoke`'s search case: a tiny corpus, every engine in a child process, several
