@@ -151,10 +151,20 @@ impl Cell {
     }
 
     /// Takes a pending signal without registering for a wake-up.
+    ///
+    /// The flag check inline, the rest out of line: the actor loop calls this before every
+    /// message (out of line as a whole it cost ~15 instructions per call with no signal,
+    /// callgrind `ping_pong`).
+    #[inline]
     pub(crate) fn try_signal(&self) -> Option<Signal> {
         if !self.has_signal.load(Ordering::Acquire) {
             return None;
         }
+        self.take_signal()
+    }
+
+    #[inline(never)]
+    fn take_signal(&self) -> Option<Signal> {
         let mut g = self.lock();
         self.pop_locked(&mut g)
     }
@@ -176,10 +186,17 @@ impl Cell {
     /// will-wake it): with no signal pending, returns `Pending` without locking. Correct
     /// because `signal` sets `has_signal` (Release) before waking the registered waker, so
     /// either this Acquire load sees the flag or the wake comes after it.
+    #[inline]
     pub(crate) fn poll_signal_registered(&self, cx: &mut Context<'_>, registered: &mut Option<Waker>) -> Poll<Signal> {
         if registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) && !self.has_signal.load(Ordering::Acquire) {
             return Poll::Pending;
         }
+        self.poll_signal_register(cx, registered)
+    }
+
+    /// `poll_signal_registered`'s locked part, out of line (see `try_signal`).
+    #[inline(never)]
+    fn poll_signal_register(&self, cx: &mut Context<'_>, registered: &mut Option<Waker>) -> Poll<Signal> {
         let mut g = self.lock();
         if let Some(s) = self.pop_locked(&mut g) {
             return Poll::Ready(s);
