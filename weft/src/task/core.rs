@@ -75,11 +75,22 @@ pub(super) struct Trailer {
 }
 
 impl<T: Future, S> Cell<T, S> {
-    /// Inlined into `raw::allocate` (out of line it cost 17 more instructions per spawn under
-    /// callgrind), which writes the value into memory from the runtime's arena or the global
-    /// allocator; see `stats.rs`, "Size", for why small cells are now 136 bytes.
+    /// Writes a new cell into `mem`, field by field. Inlined into `raw::allocate` (out of line
+    /// it cost 17 more instructions per spawn under callgrind), which takes the memory from the
+    /// runtime's arena or the global allocator; see `stats.rs`, "Size", for why small cells are
+    /// now 136 bytes.
+    ///
+    /// In place rather than `mem.write(Cell { .. })`: that built the whole cell on the stack
+    /// first, so a large future was copied once more per spawn (`weft-lab actors --filter
+    /// =spawn`, callgrind: a `memcpy` of the actor's future in `allocate` on top of the move
+    /// into the cell).
+    ///
+    /// # Safety
+    /// `mem` is valid for writes of one `Cell<T, S>` and properly aligned.
     #[inline(always)]
-    pub(super) fn new(
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn init(
+        mem: *mut Self,
         future: T,
         scheduler: S,
         id: Id,
@@ -87,9 +98,11 @@ impl<T: Future, S> Cell<T, S> {
         spawned_at: &'static std::panic::Location<'static>,
         time_polls: bool,
         time_schedules: bool,
-    ) -> Self {
-        Cell {
-            header: Header {
+    ) {
+        // SAFETY: `mem` is valid and aligned for a whole cell (`# Safety`), so for each field;
+        // every field is written exactly once, and nothing reads the cell before this returns.
+        unsafe {
+            std::ptr::addr_of_mut!((*mem).header).write(Header {
                 state: State::new(),
                 vtable,
                 queue_next: UnsafeCell::new(None),
@@ -98,9 +111,11 @@ impl<T: Future, S> Cell<T, S> {
                 owner: UnsafeCell::new(u32::MAX),
                 id,
                 spawned_at,
-            },
-            core: Core { scheduler, stage: UnsafeCell::new(Stage::Running(future)) },
-            trailer: Trailer { waker: UnsafeCell::new(None), stats: TaskStats::new(time_polls, time_schedules) },
+            });
+            std::ptr::addr_of_mut!((*mem).core.scheduler).write(scheduler);
+            std::ptr::addr_of_mut!((*mem).core.stage).write(UnsafeCell::new(Stage::Running(future)));
+            std::ptr::addr_of_mut!((*mem).trailer)
+                .write(Trailer { waker: UnsafeCell::new(None), stats: TaskStats::new(time_polls, time_schedules) });
         }
     }
 }

@@ -65,9 +65,8 @@ where
 {
     let (polls, schedules) = (scheduler.time_polls(), scheduler.time_schedules());
     let mem = alloc_cell::<T, S>(&scheduler);
-    let cell = Cell::new(future, scheduler, id, harness::vtable::<T, S>(), spawned_at, polls, schedules);
     // SAFETY: `mem` is fresh memory for one `Cell<T, S>` (size and alignment of its layout).
-    unsafe { mem.as_ptr().write(cell) };
+    unsafe { Cell::init(mem.as_ptr(), future, scheduler, id, harness::vtable::<T, S>(), spawned_at, polls, schedules) };
     let ptr = mem.cast::<Header>();
     // SAFETY: `State::new` starts the count at two references, one for each value built
     // here; the cell is a `Cell<T, S>`, so `S` is its scheduler type.
