@@ -197,18 +197,11 @@ impl Cell {
     /// `poll_signal_registered`'s locked part, out of line (see `try_signal`).
     #[inline(never)]
     fn poll_signal_register(&self, cx: &mut Context<'_>, registered: &mut Option<Waker>) -> Poll<Signal> {
-        let mut g = self.lock();
-        if let Some(s) = self.pop_locked(&mut g) {
-            return Poll::Ready(s);
-        }
-        match &g.waker {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            _ => g.waker = Some(cx.waker().clone()),
-        }
-        if !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+        let poll = self.poll_signal(cx);
+        if poll.is_pending() && !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             *registered = Some(cx.waker().clone());
         }
-        Poll::Pending
+        poll
     }
 
     pub(crate) async fn recv_signal(&self) -> Signal {
