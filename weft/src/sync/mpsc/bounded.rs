@@ -37,7 +37,7 @@ type BChan<T> = Chan<T, Bounded>;
 #[track_caller]
 pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
     assert!(buffer > 0, "mpsc bounded channel requires buffer > 0");
-    let chan = Arc::new(Chan::new(Bounded { sem: RawSemaphore::new(buffer), bound: buffer }));
+    let chan = Chan::new_arc(Bounded { sem: RawSemaphore::new(buffer), bound: buffer });
     (Sender { chan: chan.clone(), max: buffer }, Receiver { core: RxCore { chan }, max: buffer })
 }
 

@@ -15,6 +15,11 @@
 //!   recycled through `spare`.
 //! * **Receive** (one thread): if the head slot is `ready` (Acquire), move the value out and
 //!   advance; after a block's last slot, follow `next` and recycle the old block.
+//! * **The first block is inline**: it is a field of `Tx` (so of the channel's own
+//!   allocation), not a separate box. Once passed it is recycled like any other block; it is
+//!   never freed, only skipped when a block would be (`free`). A channel is one allocation
+//!   instead of two, and the block fills the space between the senders' tail word and the
+//!   receiver's cursor that a padding gap held before (`chan.rs`).
 //! * **Freeing a block is safe** without hazard pointers because a sender dereferences a block
 //!   only after winning a slot in it, and its last access is the `ready` store; a block whose
 //!   every slot the receiver has seen `ready` has no sender left in it.
@@ -59,6 +64,17 @@ struct Block<T> {
 }
 
 impl<T> Block<T> {
+    /// An empty block, by value (the inline first block; `Chan::new_arc` builds it in place).
+    fn new() -> Block<T> {
+        Block {
+            next: AtomicPtr::new(ptr::null_mut()),
+            slots: std::array::from_fn(|_| Slot {
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+                ready: AtomicBool::new(false),
+            }),
+        }
+    }
+
     /// Built in place: `Box::new(Block { .. })` built the block on the stack and copied it
     /// (a `memcpy` of the whole block per channel: ~100 instructions of each actor spawn,
     /// callgrind `weft-lab actors --filter =spawn`).
@@ -78,12 +94,16 @@ impl<T> Block<T> {
     }
 }
 
-/// The producers' end (shared by every sender). `repr(C)`: see `Chan`.
+/// The producers' end (shared by every sender), and the first block. `repr(C)`: the tail
+/// word is followed by a gap and then the block, so the receiver's cursor after it in `Chan`
+/// is far from the word every send writes.
 #[repr(C)]
 pub(super) struct Tx<T> {
     tail: Spaced<Tail<T>>,
     /// One recycled block, handed from the receiver to the next sender that needs a block.
-    spare: Spaced<AtomicPtr<Block<T>>>,
+    spare: AtomicPtr<Block<T>>,
+    /// The queue's first block; linked in by `link_first` once the `Tx` has its final address.
+    first: Block<T>,
 }
 
 struct Tail<T> {
@@ -116,17 +136,43 @@ fn snooze(backoff: &Backoff) {
     backoff.snooze();
 }
 
-/// Creates an empty queue: the two ends share the first block.
+/// Creates an empty queue whose ends point at no block yet: call `Tx::link_first` once the
+/// `Tx` is where it will stay.
 pub(super) fn new<T>() -> (Tx<T>, Rx<T>) {
-    let first = Block::<T>::alloc();
     let tx = Tx {
-        tail: Spaced::new(Tail { index: AtomicUsize::new(0), block: AtomicPtr::new(first) }),
-        spare: Spaced::new(AtomicPtr::new(ptr::null_mut())),
+        tail: Spaced::new(Tail { index: AtomicUsize::new(0), block: AtomicPtr::new(ptr::null_mut()) }),
+        spare: AtomicPtr::new(ptr::null_mut()),
+        first: Block::new(),
     };
-    (tx, Rx { index: 0, block: first })
+    (tx, Rx { index: 0, block: ptr::null_mut() })
 }
 
 impl<T> Tx<T> {
+    /// Points both ends at the inline first block.
+    ///
+    /// # Safety
+    /// `self` does not move again, `rx` was created with it, and no sender or receiver uses
+    /// the queue yet (the channel has not been handed out).
+    pub(super) unsafe fn link_first(&self, rx: &mut Rx<T>) {
+        let first = ptr::addr_of!(self.first).cast_mut();
+        // Relaxed: the channel reaches other threads only through a synchronising hand-off.
+        self.tail.block.store(first, Relaxed);
+        rx.block = first;
+    }
+
+    /// Gives a block no thread can reach any more back to the allocator, unless it is the
+    /// inline first block, which lives as long as the channel.
+    ///
+    /// # Safety
+    /// The caller owns `block` exclusively, and it came from `Block::alloc` or is `first`.
+    unsafe fn free(&self, block: *mut Block<T>) {
+        if !ptr::eq(block, &self.first) {
+            // SAFETY: a block other than `first` came from `Box::into_raw` (`Block::alloc`) and
+            // is owned by the caller alone (`# Safety`).
+            drop(unsafe { Box::from_raw(block) });
+        }
+    }
+
     /// Appends `value`. Returns true if the receiver had parked (the caller must wake it).
     pub(super) fn push(&self, value: T) -> bool {
         let backoff = Backoff::new();
@@ -210,7 +256,7 @@ impl<T> Tx<T> {
         let old = self.spare.swap(block, AcqRel);
         if !old.is_null() {
             // SAFETY: the spare was owned by the `spare` slot alone; the swap moved it to us.
-            drop(unsafe { Box::from_raw(old) });
+            unsafe { self.free(old) };
         }
     }
 
@@ -272,15 +318,16 @@ impl<T> Tx<T> {
         let mut block = rx.block;
         while !block.is_null() {
             // SAFETY: blocks from the head on are owned by the queue alone now.
-            let b = unsafe { Box::from_raw(block) };
-            block = b.next.load(Relaxed);
+            let next = unsafe { (*block).next.load(Relaxed) };
+            // SAFETY: as above; each block is freed once, after its `next` was read.
+            unsafe { self.free(block) };
+            block = next;
         }
         rx.block = ptr::null_mut();
         let spare = self.spare.swap(ptr::null_mut(), Relaxed);
         if !spare.is_null() {
-            // SAFETY: the spare block was swapped out of `spare`, so nothing else can reach it; it
-            // came from `Box::into_raw`.
-            drop(unsafe { Box::from_raw(spare) });
+            // SAFETY: the spare block was swapped out of `spare`, so nothing else can reach it.
+            unsafe { self.free(spare) };
         }
     }
 }

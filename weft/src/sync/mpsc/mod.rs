@@ -2,7 +2,8 @@
 //! [`unbounded_channel`].
 //!
 //! # Algorithm
-//! Both flavors share one lock-free queue (`list.rs`): a linked list of 31-slot blocks.
+//! Both flavors share one lock-free queue (`list.rs`): a linked list of 31-slot blocks, the
+//! first of them inline in the channel.
 //! A sender claims a slot with one CAS on the tail word, writes the value and sets the slot's
 //! `ready` flag; the receiver reads slots in order and recycles each finished block into a
 //! one-block spare that the next sender needing a block takes, so a channel in steady state
@@ -19,7 +20,9 @@
 //!   send.)
 //! * **Lock-free capacity**: taking and returning a permit are one CAS each unless senders are
 //!   queued (tokio's semaphore takes its waiter mutex on every permit returned).
-//! * The tail, the receiver's cursor, and the receiver's waker are on separate cache lines.
+//! * **One allocation per channel**: the first block is part of the channel (`list.rs`), and it
+//!   sits between the tail word the senders write and the receiver's cursor, so those two are
+//!   on separate cache lines without a padding gap of their own.
 //!
 //! # Closing and values
 //! The channel is closed for the receiver when every strong sender is gone (weak senders and

@@ -16,7 +16,7 @@ type UChan<T> = Chan<T, Unbounded>;
 /// Creates an unbounded channel. See the module's memory warning: prefer
 /// [`channel`](super::channel).
 pub fn unbounded_channel<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
-    let chan = Arc::new(Chan::new(Unbounded));
+    let chan = Chan::new_arc(Unbounded);
     (UnboundedSender { chan: chan.clone() }, UnboundedReceiver { core: RxCore { chan } })
 }
 
