@@ -104,4 +104,12 @@ impl ActorPeer for Actix {
     fn panic_restarts(_n: u64) -> impl Future<Output = Option<u64>> + Send {
         async { None }
     }
+
+    fn ring_documented(actors: u64, hops: u64) -> impl Future<Output = Option<u64>> + Send {
+        async move { Some(super::documented::actix::ring(actors, hops).await) }
+    }
+
+    fn skynet_documented(leaves: u64) -> impl Future<Output = Option<u64>> + Send {
+        async move { Some(super::documented::actix::skynet(leaves).await) }
+    }
 }

@@ -66,6 +66,18 @@ pub trait ActorPeer: Sized + 'static {
     /// `n` supervised actors each panic once, are restarted by their supervisor, and the new
     /// incarnation answers an ask; returns the number of answers from restarted actors.
     fn panic_restarts(n: u64) -> impl Future<Output = Option<u64>> + Send;
+
+    /// The ring written the peer's documented way (`documented.rs`); returns the hops counted.
+    /// `None`: not written for this peer.
+    fn ring_documented(_actors: u64, _hops: u64) -> impl Future<Output = Option<u64>> + Send {
+        async { None }
+    }
+
+    /// Skynet over `leaves` leaves, written the peer's documented way (`documented.rs`);
+    /// returns the sum. `None`: not written for this peer.
+    fn skynet_documented(_leaves: u64) -> impl Future<Output = Option<u64>> + Send {
+        async { None }
+    }
 }
 
 /// Counts to a target and then fires a one-shot, runtime-neutral completion.

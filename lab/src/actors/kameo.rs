@@ -1,6 +1,8 @@
 //! kameo on tokio: default bounded mailbox (64), `tell`/`ask` requests; supervision through
 //! `link` + `on_link_died` (panic signals) and `supervise` with `RestartPolicy::Permanent`
 //! (restarts; kameo limits restarts per child, here set high enough never to trip).
+//! The documented-way rows (`ring_doc_1t`, `skynet_doc_1t`) are not written for this peer
+//! (`documented.rs`).
 
 use std::convert::Infallible;
 use std::future::Future;

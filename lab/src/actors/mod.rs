@@ -8,6 +8,8 @@
 //! * One file per peer, each on the runtime it needs: `weft_actor.rs` (weft), `tokio_tasks.rs`
 //!   (tokio; the baseline) and `weft_tasks.rs` (its twin on weft, both instances of
 //!   `plain_tasks.rs`), `kameo.rs` and `ractor.rs` (tokio), `actix.rs` (actix-rt).
+//! * `documented.rs` — the `_doc` rows: the ring and skynet written the way each peer's docs
+//!   show (own actor types, awaited sends inside handlers), beside the adapter's rows.
 //! * `idle.rs` — bytes per idle actor, a memory figure, so measured in a fresh child process
 //!   per peer per sample (`__actor_idle`) after the timed table.
 //!
@@ -27,6 +29,7 @@ use std::process::ExitCode;
 
 mod actix;
 pub mod adapter;
+pub mod documented;
 pub mod idle;
 mod kameo;
 mod plain_tasks;
@@ -196,7 +199,7 @@ pub fn measure(o: &ActorOptions, progress: bool) -> Results {
 
 fn scaled(name: &str, scale: u64, percent: u64) -> u64 {
     let n = (scale * percent / 100).max(10);
-    if name == "skynet" {
+    if name.starts_with("skynet") {
         // A power of ten, so every node has ten children.
         10u64.pow(n.ilog10())
     } else {

@@ -5,9 +5,9 @@
 //! the runtime itself costs).
 
 /// Defines the peer `$Peer` (an `ActorPeer` named `$name`) and its message type `$Msg` on the
-/// crate `$rt`.
+/// crate `$rt`; `$doc` names its module in `documented.rs`.
 macro_rules! plain_tasks_peer {
-    (crate: $rt:ident, peer: $Peer:ident, msg: $Msg:ident, name: $name:literal $(,)?) => {
+    (crate: $rt:ident, peer: $Peer:ident, msg: $Msg:ident, name: $name:literal, documented: $doc:ident $(,)?) => {
         pub struct $Peer;
 
         pub enum $Msg {
@@ -112,6 +112,14 @@ macro_rules! plain_tasks_peer {
                     }
                     Some(answers)
                 }
+            }
+
+            fn ring_documented(actors: u64, hops: u64) -> impl std::future::Future<Output = Option<u64>> + Send {
+                async move { Some($crate::actors::documented::$doc::ring(actors, hops).await) }
+            }
+
+            fn skynet_documented(leaves: u64) -> impl std::future::Future<Output = Option<u64>> + Send {
+                async move { Some($crate::actors::documented::$doc::skynet(leaves).await) }
             }
         }
     };

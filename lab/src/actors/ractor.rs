@@ -2,6 +2,8 @@
 //! `cast` (ractor's mailboxes are unbounded), `call` for asks; supervision through
 //! `spawn_linked` and `handle_supervisor_evt` (ractor has no restart strategies: the
 //! supervisor re-spawns by hand on `ActorFailed`).
+//! The documented-way rows (`ring_doc_1t`, `skynet_doc_1t`) are not written for this peer
+//! (`documented.rs`).
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};

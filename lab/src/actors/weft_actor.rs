@@ -125,6 +125,14 @@ impl ActorPeer for WeftActor {
         }
     }
 
+    fn ring_documented(actors: u64, hops: u64) -> impl Future<Output = Option<u64>> + Send {
+        async move { Some(super::documented::weft_actor::ring(actors, hops).await) }
+    }
+
+    fn skynet_documented(leaves: u64) -> impl Future<Output = Option<u64>> + Send {
+        async move { Some(super::documented::weft_actor::skynet(leaves).await) }
+    }
+
     fn panic_restarts(n: u64) -> impl Future<Output = Option<u64>> + Send {
         async move {
             let (done, rx) = Done::new(n);

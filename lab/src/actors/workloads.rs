@@ -25,6 +25,18 @@ pub const WORKLOADS: &[ActorWorkload] = &[
     ActorWorkload { name: "ring", unit: "hops (1,000 actors x laps)", scale: 1_000_000, smoke: 10_000 },
     ActorWorkload { name: "skynet", unit: "actors (sum of 0..n)", scale: 1_000_000, smoke: 1_000 },
     ActorWorkload {
+        name: "ring_doc_1t",
+        unit: "hops (1,000 actors x laps), written the documented way, one thread",
+        scale: 1_000_000,
+        smoke: 10_000,
+    },
+    ActorWorkload {
+        name: "skynet_doc_1t",
+        unit: "leaves (n leaves: 1.11 n actors), written the documented way, one thread",
+        scale: 100_000,
+        smoke: 1_000,
+    },
+    ActorWorkload {
         name: "panic_signal",
         unit: "panicking supervised actors (smarm's catch_unwind_panics)",
         scale: 10_000,
@@ -86,6 +98,14 @@ pub fn run<P: ActorPeer>(w: &str, n: u64, workers: usize) -> Result<Option<Durat
             "ask_1t" | "ask_mt" => (asks::<P>(n).await, n * (n + 1) / 2),
             "ring" => (ring::<P>(1000.min(n), n).await, n),
             "skynet" => (skynet::<P>(n).await, n * (n - 1) / 2),
+            "ring_doc_1t" => match P::ring_documented(1000.min(n), n).await {
+                Some(v) => (v, super::documented::ring_want(n)),
+                None => return Ok(None),
+            },
+            "skynet_doc_1t" => match P::skynet_documented(n).await {
+                Some(v) => (v, super::documented::skynet_want(n)),
+                None => return Ok(None),
+            },
             "panic_signal" => match P::panic_signals(n).await {
                 Some(v) => (v, n),
                 None => return Ok(None),
