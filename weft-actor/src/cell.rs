@@ -282,12 +282,19 @@ impl Cell {
             g.waker = None;
             g.abort = None;
             self.has_signal.store(false, Ordering::Relaxed);
-            (std::mem::take(&mut g.watchers), std::mem::take(&mut g.names), std::mem::take(&mut g.signals))
+            // Taken only when there is something to take: most actors exit with no pending
+            // signal, no name and no watcher, and dropping an empty `VecDeque` or iterating an
+            // empty `Vec` out of line cost ~60 instructions per exit (callgrind, `spawn`).
+            let signals = (!g.signals.is_empty()).then(|| std::mem::take(&mut g.signals));
+            (std::mem::take(&mut g.watchers), std::mem::take(&mut g.names), signals)
         };
         // Undelivered signals (e.g. supervisor commands carrying reply senders) are dropped
         // outside the lock: their destructors may wake other tasks.
         drop(signals);
         crate::registry::remove_names(self.id, names);
+        if watchers.is_empty() {
+            return;
+        }
         // The original payload goes to the parent if there is one, else to the first waiter.
         let owner = watchers
             .iter()
