@@ -26,6 +26,35 @@ impl ActorId {
     }
 }
 
+/// A map keyed by `ActorId` that hashes with one multiply (Fibonacci hashing) instead of std's
+/// SipHash: a supervisor looks up every child exit in one (`supervisor::run`), and SipHash
+/// cost ~230 instructions per lookup there (callgrind, `weft-lab actors --filter
+/// panic_signal`). Flooding is not a concern: ids come from a process-wide counter, never
+/// from outside.
+pub(crate) type IdMap<V> = std::collections::HashMap<ActorId, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// The hasher of `IdMap` (see there).
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // The golden-ratio multiplier spreads sequential ids over the high bits, which the
+        // table's probe groups and tags are taken from.
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 impl fmt::Display for ActorId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "<{}>", self.0)
@@ -114,4 +143,28 @@ pub struct Down {
     pub id: ActorId,
     /// Why.
     pub reason: ExitReason,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::{BuildHasher, Hasher};
+
+    #[test]
+    fn id_hashes_spread_sequential_ids_and_depend_on_every_byte() {
+        let build = std::hash::BuildHasherDefault::<IdHasher>::default();
+        let tops: std::collections::HashSet<u64> = (1..=1024u64).map(|i| build.hash_one(ActorId(i)) >> 54).collect();
+        assert!(tops.len() > 500, "sequential ids share the top bits: {} distinct of 1024", tops.len());
+        let bytes = |b: &[u8]| {
+            let mut h = IdHasher::default();
+            h.write(b);
+            h.finish()
+        };
+        assert_ne!(bytes(&[1, 2]), bytes(&[3, 2]));
+        let mut m = IdMap::default();
+        for i in 0..10_000 {
+            m.insert(ActorId(i), i);
+        }
+        assert!((0..10_000).all(|i| m.get(&ActorId(i)) == Some(&i)));
+    }
 }

@@ -343,3 +343,53 @@ fn a_storm_of_starts_does_not_hold_the_thread() {
         assert_eq!(drops.load(Ordering::SeqCst), N);
     });
 }
+
+/// Removed children's slots are reclaimed once they are half of all slots, which moves the
+/// rest; an exit after that still reaches the child it is about. Four temporary children stop
+/// (the fourth removal compacts the list), then the last permanent child panics: it, and only
+/// it, is restarted, and the earlier one keeps its incarnation.
+#[test]
+fn an_exit_after_removed_children_are_reclaimed_restarts_the_right_child() {
+    rt().block_on(async {
+        let log = Log::default();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let names = ["t0", "t1", "t2", "t3", "p0", "p1"];
+        let mut spec = SupervisorSpec::new(Strategy::OneForOne).intensity(10, Duration::from_secs(5));
+        for name in names {
+            let (log, drops) = (log.clone(), drops.clone());
+            let restart = if name.starts_with('t') { Restart::Temporary } else { Restart::Permanent };
+            spec = spec.child(ChildSpec::new(name, move || Worker::new(name, &log, &drops)).restart(restart));
+        }
+        let sup = spec.start().await;
+        let p0 = sup.which_children().await.iter().find(|c| c.id == "p0").and_then(|c| c.actor);
+        for name in &names[..4] {
+            let child = sup.child::<Worker>(name).await.expect("temporary child running");
+            child.tell(Cmd::Stop).await.map_err(|_| ()).unwrap();
+            child.wait_stopped().await;
+        }
+        children_until(&sup, "the temporary children are removed", |c| c.len() == 2).await;
+        let p1 = sup.child::<Worker>("p1").await.expect("p1 running");
+        p1.tell(Cmd::Panic).await.map_err(|_| ()).unwrap();
+        children_until(&sup, "p1 is restarted", |c| {
+            c.iter().any(|c| c.id == "p1" && c.restarts == 1 && c.actor.is_some())
+        })
+        .await;
+        let after = sup.which_children().await;
+        let p0_after = after.iter().find(|c| c.id == "p0").expect("p0 kept");
+        assert_eq!((p0_after.restarts, p0_after.actor), (0, p0), "p0 was touched: {after:?}");
+        assert_eq!(sup.child::<Worker>("p1").await.expect("p1 back").ask(Cmd::Ping).await, Ok("p1"));
+        sup.stop();
+        sup.wait_stopped().await;
+    });
+}
+
+/// Asks `sup` for its children until `cond` holds of them (panics after minutes).
+async fn children_until(sup: &SupervisorRef, what: &str, cond: impl Fn(&[weft_actor::ChildInfo]) -> bool) {
+    for _ in 0..600_000 {
+        if cond(&sup.which_children().await) {
+            return;
+        }
+        weft::time::sleep(Duration::from_millis(1)).await;
+    }
+    panic!("condition never held: {what}");
+}

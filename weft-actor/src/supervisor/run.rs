@@ -8,7 +8,7 @@
 //! stops by itself has already dropped its state when its `Exit` signal arrives.
 
 use std::any::Any;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,7 +18,7 @@ use weft::task::JoinHandle;
 use super::spec::{ChildSpec, Restart, Shutdown, Started, Strategy, SupervisorEvent, SupervisorSpec};
 use super::{ChildInfo, SupervisorError, SupervisorRef};
 use crate::cell::{Cell, Signal};
-use crate::exit::{ActorId, ExitReason};
+use crate::exit::{ActorId, ExitReason, IdMap};
 
 /// A request from a `SupervisorRef`, carried in `Signal::Command`.
 pub(crate) enum Command {
@@ -36,8 +36,6 @@ struct Running {
 }
 
 struct Child {
-    /// Increases in start-list order, so `children` stays sorted by it (binary search).
-    key: u64,
     spec: ChildSpec,
     running: Option<Running>,
     restarts: u64,
@@ -56,10 +54,11 @@ struct Supervisor {
     children: Vec<Child>,
     /// How many `children` are `removed`.
     tombstones: usize,
-    next_key: u64,
-    /// Running incarnation → its child's `key`: finds the child an `Exit` is about in
-    /// O(log n) even with 10,000 children.
-    by_actor: HashMap<ActorId, u64>,
+    /// Running incarnation → its child's index in `children`: finds the child an `Exit` is
+    /// about in O(1). Indices move only in `compact`, which rebuilds the map. (Before: a key
+    /// per child, a SipHash map to it and a binary search over `children`, which with 10,000
+    /// children missed the cache at every step.)
+    by_actor: IdMap<usize>,
     /// Times of the restarts within the last `period` (restart intensity).
     restarts: VecDeque<Instant>,
     rng: u64,
@@ -97,8 +96,7 @@ pub(crate) fn spawn_supervisor(
         cell: cell.clone(),
         children: Vec::new(),
         tombstones: 0,
-        next_key: 0,
-        by_actor: HashMap::new(),
+        by_actor: IdMap::default(),
         restarts: VecDeque::new(),
         rng: seed | 1,
         reason: None,
@@ -129,22 +127,12 @@ impl Supervisor {
     }
 
     fn index_of(&self, id: ActorId) -> Option<usize> {
-        let key = self.by_actor.get(&id)?;
-        self.children.binary_search_by_key(key, |c| c.key).ok()
+        self.by_actor.get(&id).copied()
     }
 
     /// Appends a child (not started); returns its index.
     fn push(&mut self, spec: ChildSpec) -> usize {
-        self.next_key += 1;
-        self.children.push(Child {
-            key: self.next_key,
-            spec,
-            running: None,
-            restarts: 0,
-            attempt: 0,
-            last_restart: None,
-            removed: false,
-        });
+        self.children.push(Child { spec, running: None, restarts: 0, attempt: 0, last_restart: None, removed: false });
         self.children.len() - 1
     }
 
@@ -162,6 +150,11 @@ impl Supervisor {
         if self.tombstones * 2 >= self.children.len() && self.tombstones > 0 {
             self.children.retain(|c| !c.removed);
             self.tombstones = 0;
+            for (i, c) in self.children.iter().enumerate() {
+                if let Some(r) = &c.running {
+                    self.by_actor.insert(r.cell.id(), i);
+                }
+            }
         }
     }
 
@@ -222,7 +215,7 @@ impl Supervisor {
         // start, so starting or restarting thousands of children yields like `serve` does.
         weft::task::consume_budget().await;
         let Started { cell, join, handle, ready } = (self.children[i].spec.start)(self.cell.clone()).await;
-        self.by_actor.insert(cell.id(), self.children[i].key);
+        self.by_actor.insert(cell.id(), i);
         self.children[i].running = Some(Running { cell, join, handle });
         if let Some(ready) = ready {
             let _ = ready.await;
