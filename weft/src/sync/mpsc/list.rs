@@ -53,14 +53,14 @@ const SHIFT: usize = 1;
 /// which then wakes it.
 const RX_PARKED: usize = 1;
 
-struct Slot<T> {
-    value: UnsafeCell<MaybeUninit<T>>,
-    ready: AtomicBool,
-}
-
+/// A block's slots as two arrays, the `ready` flags together and the values together, not an
+/// array of (value, flag) pairs: a flag beside each value padded every slot to the value's
+/// alignment (a `u64` slot took 16 bytes, a 24-byte actor message 32), so a block of 31
+/// slots held 248 bytes of padding (`a_channel_is_one_allocation...` in `chan.rs`).
 struct Block<T> {
     next: AtomicPtr<Block<T>>,
-    slots: [Slot<T>; BLOCK_CAP],
+    ready: [AtomicBool; BLOCK_CAP],
+    values: [UnsafeCell<MaybeUninit<T>>; BLOCK_CAP],
 }
 
 impl<T> Block<T> {
@@ -68,10 +68,8 @@ impl<T> Block<T> {
     fn new() -> Block<T> {
         Block {
             next: AtomicPtr::new(ptr::null_mut()),
-            slots: std::array::from_fn(|_| Slot {
-                value: UnsafeCell::new(MaybeUninit::uninit()),
-                ready: AtomicBool::new(false),
-            }),
+            ready: std::array::from_fn(|_| AtomicBool::new(false)),
+            values: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
         }
     }
 
@@ -86,8 +84,8 @@ impl<T> Block<T> {
         unsafe {
             ptr::addr_of_mut!((*p).next).write(AtomicPtr::new(ptr::null_mut()));
             for i in 0..BLOCK_CAP {
-                ptr::addr_of_mut!((*p).slots[i].value).write(UnsafeCell::new(MaybeUninit::uninit()));
-                ptr::addr_of_mut!((*p).slots[i].ready).write(AtomicBool::new(false));
+                ptr::addr_of_mut!((*p).values[i]).write(UnsafeCell::new(MaybeUninit::uninit()));
+                ptr::addr_of_mut!((*p).ready[i]).write(AtomicBool::new(false));
             }
             Box::into_raw(block.assume_init())
         }
@@ -207,12 +205,11 @@ impl<T> Tx<T> {
                         // Release: the receiver follows `next` after our `ready` store anyway.
                         block.next.store(next, Release);
                     }
-                    let slot = &block.slots[offset];
                     // SAFETY: the CAS gave this thread slot `offset`; nobody reads it before
                     // `ready` is set.
-                    unsafe { slot.value.with_mut(|p| (*p).write(value)) };
+                    unsafe { block.values[offset].with_mut(|p| (*p).write(value)) };
                     // Release pairs with the receiver's Acquire load of `ready`.
-                    slot.ready.store(true, Release);
+                    block.ready[offset].store(true, Release);
                     if !next_block.is_null() {
                         self.recycle(next_block);
                     }
@@ -250,8 +247,8 @@ impl<T> Tx<T> {
         // SAFETY: the caller owns `block` exclusively.
         let b = unsafe { &*block };
         b.next.store(ptr::null_mut(), Relaxed);
-        for slot in &b.slots {
-            slot.ready.store(false, Relaxed);
+        for ready in &b.ready {
+            ready.store(false, Relaxed);
         }
         let old = self.spare.swap(block, AcqRel);
         if !old.is_null() {
@@ -268,13 +265,12 @@ impl<T> Tx<T> {
         let offset = rx.index % LAP;
         // SAFETY: `rx.block` is the head block, which only the consumer frees.
         let block = unsafe { &*rx.block };
-        let slot = &block.slots[offset];
         // Acquire pairs with the sender's Release store of `ready`.
-        if !slot.ready.load(Acquire) {
+        if !block.ready[offset].load(Acquire) {
             return None;
         }
         // SAFETY: `ready` means the value was written and not read yet (only we read).
-        let value = unsafe { slot.value.with(|p| (*p).assume_init_read()) };
+        let value = unsafe { block.values[offset].with(|p| (*p).assume_init_read()) };
         if offset + 1 == BLOCK_CAP {
             // The last slot's writer stored `next` before its `ready`, so it is set.
             let next = block.next.load(Acquire);
@@ -305,7 +301,7 @@ impl<T> Tx<T> {
     /// As `pop`: the consumer's own `Rx`, not concurrently popped.
     pub(super) unsafe fn head_ready(&self, rx: &Rx<T>) -> bool {
         // SAFETY: the head block is alive while the consumer holds it.
-        unsafe { (*rx.block).slots[rx.index % LAP].ready.load(Acquire) }
+        unsafe { (*rx.block).ready[rx.index % LAP].load(Acquire) }
     }
 
     /// Drops every value still queued and frees every block.
