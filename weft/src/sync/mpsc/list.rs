@@ -64,7 +64,8 @@ struct Block<T> {
 }
 
 impl<T> Block<T> {
-    /// An empty block, by value (the inline first block; `Chan::new_arc` builds it in place).
+    /// An empty block, by value (the inline first block under loom; see `new`).
+    #[cfg(loom)]
     fn new() -> Block<T> {
         Block {
             next: AtomicPtr::new(ptr::null_mut()),
@@ -78,16 +79,26 @@ impl<T> Block<T> {
     /// callgrind `weft-lab actors --filter =spawn`).
     fn alloc() -> *mut Block<T> {
         let mut block = Box::<Block<T>>::new_uninit();
-        let p = block.as_mut_ptr();
-        // SAFETY: `p` points to memory for one `Block<T>`; each field is written once before
-        // `assume_init` (the values stay uninitialised, which `MaybeUninit` allows).
+        // SAFETY: the box's memory is valid for one `Block<T>`; `init` writes every field.
+        unsafe {
+            Block::init(block.as_mut_ptr());
+            Box::into_raw(block.assume_init())
+        }
+    }
+
+    /// Writes an empty block into `p`, field by field (the values stay uninitialised, which
+    /// `MaybeUninit` allows).
+    ///
+    /// # Safety
+    /// `p` is valid for writes of one `Block<T>` and aligned.
+    unsafe fn init(p: *mut Block<T>) {
+        // SAFETY: `p` is valid and aligned (`# Safety`), so is each field; each is written once.
         unsafe {
             ptr::addr_of_mut!((*p).next).write(AtomicPtr::new(ptr::null_mut()));
             for i in 0..BLOCK_CAP {
-                ptr::addr_of_mut!((*p).values[i]).write(UnsafeCell::new(MaybeUninit::uninit()));
                 ptr::addr_of_mut!((*p).ready[i]).write(AtomicBool::new(false));
+                ptr::addr_of_mut!((*p).values[i]).write(UnsafeCell::new(MaybeUninit::uninit()));
             }
-            Box::into_raw(block.assume_init())
         }
     }
 }
@@ -135,7 +146,9 @@ fn snooze(backoff: &Backoff) {
 }
 
 /// Creates an empty queue whose ends point at no block yet: call `Tx::link_first` once the
-/// `Tx` is where it will stay.
+/// `Tx` is where it will stay. (Loom's atomics cannot be written in place; outside loom the
+/// channel uses `init_in_place`.)
+#[cfg(loom)]
 pub(super) fn new<T>() -> (Tx<T>, Rx<T>) {
     let tx = Tx {
         tail: Spaced::new(Tail { index: AtomicUsize::new(0), block: AtomicPtr::new(ptr::null_mut()) }),
@@ -145,12 +158,34 @@ pub(super) fn new<T>() -> (Tx<T>, Rx<T>) {
     (tx, Rx { index: 0, block: ptr::null_mut() })
 }
 
+/// Writes an empty queue into `tx`, its first block inline, and returns the consumer's end.
+/// The in-place twin of `new` + `Tx::link_first` (`Chan::new_arc` uses it outside loom): the
+/// channel is never built on the stack and copied into its `Arc`.
+///
+/// # Safety
+/// `tx` is valid for writes of one `Tx<T>`, aligned, and stays where it is for as long as the
+/// queue is used.
+#[cfg(not(loom))]
+pub(super) unsafe fn init_in_place<T>(tx: *mut Tx<T>) -> Rx<T> {
+    // SAFETY: `tx` is valid, aligned and will not move (`# Safety`); each field is written once,
+    // and `first` is initialised before anyone can follow a pointer to it.
+    unsafe {
+        let first = ptr::addr_of_mut!((*tx).first);
+        Block::init(first);
+        ptr::addr_of_mut!((*tx).tail)
+            .write(Spaced::new(Tail { index: AtomicUsize::new(0), block: AtomicPtr::new(first) }));
+        ptr::addr_of_mut!((*tx).spare).write(AtomicPtr::new(ptr::null_mut()));
+        Rx { index: 0, block: first }
+    }
+}
+
 impl<T> Tx<T> {
     /// Points both ends at the inline first block.
     ///
     /// # Safety
     /// `self` does not move again, `rx` was created with it, and no sender or receiver uses
     /// the queue yet (the channel has not been handed out).
+    #[cfg(loom)]
     pub(super) unsafe fn link_first(&self, rx: &mut Rx<T>) {
         let first = ptr::addr_of!(self.first).cast_mut();
         // Relaxed: the channel reaches other threads only through a synchronising hand-off.
