@@ -114,9 +114,9 @@ impl<T, S: Capacity> Chan<T, S> {
     pub(super) fn new_arc(capacity: S) -> Arc<Chan<T, S>> {
         let mut chan = Arc::<Chan<T, S>>::new_uninit();
         let p = Arc::get_mut(&mut chan).expect("a new Arc is unique").as_mut_ptr();
-        // SAFETY: `p` is the fresh `Arc`'s memory, valid and aligned for one `Chan`, and the
-        // `Arc` never moves it, as `init_in_place` requires of `tx`; every field is written
-        // once before `assume_init`.
+        // SAFETY: `p` is the fresh `Arc`'s memory, valid and aligned for one `Chan`, which the
+        // `Arc` never moves (so the queue's ends stay valid); every field is written once before
+        // `assume_init`.
         unsafe {
             let rx = list::init_in_place(std::ptr::addr_of_mut!((*p).tx));
             std::ptr::addr_of_mut!((*p).rx).write(UnsafeCell::new(rx));
@@ -130,11 +130,17 @@ impl<T, S: Capacity> Chan<T, S> {
         }
     }
 
-    /// A new channel with one strong sender, in its `Arc` (under loom, whose atomics cannot be
-    /// written in place: built by value, then the first block linked in).
+    /// A new channel with one strong sender, in its `Arc`. Loom's `Arc` has no `new_uninit`:
+    /// the queue is written on the stack, moved into the `Arc` with the channel, and its ends
+    /// are then pointed at the inline block where it now lives.
     #[cfg(loom)]
     pub(super) fn new_arc(capacity: S) -> Arc<Chan<T, S>> {
-        let (tx, rx) = list::new();
+        let mut tx = std::mem::MaybeUninit::<Tx<T>>::uninit();
+        // SAFETY: `tx` is valid and aligned for one `Tx`; `link_first` below re-points both ends
+        // after the move, before anyone uses the queue.
+        let rx = unsafe { list::init_in_place(tx.as_mut_ptr()) };
+        // SAFETY: `init_in_place` wrote every field of `tx`.
+        let tx = unsafe { tx.assume_init() };
         let chan = Arc::new(Chan {
             tx,
             rx: UnsafeCell::new(rx),

@@ -64,16 +64,6 @@ struct Block<T> {
 }
 
 impl<T> Block<T> {
-    /// An empty block, by value (the inline first block under loom; see `new`).
-    #[cfg(loom)]
-    fn new() -> Block<T> {
-        Block {
-            next: AtomicPtr::new(ptr::null_mut()),
-            ready: std::array::from_fn(|_| AtomicBool::new(false)),
-            values: std::array::from_fn(|_| UnsafeCell::new(MaybeUninit::uninit())),
-        }
-    }
-
     /// Built in place: `Box::new(Block { .. })` built the block on the stack and copied it
     /// (a `memcpy` of the whole block per channel: ~100 instructions of each actor spawn,
     /// callgrind `weft-lab actors --filter =spawn`).
@@ -111,7 +101,7 @@ pub(super) struct Tx<T> {
     tail: Spaced<Tail<T>>,
     /// One recycled block, handed from the receiver to the next sender that needs a block.
     spare: AtomicPtr<Block<T>>,
-    /// The queue's first block; linked in by `link_first` once the `Tx` has its final address.
+    /// The queue's first block; both ends point at it from `init_in_place` on.
     first: Block<T>,
 }
 
@@ -145,30 +135,16 @@ fn snooze(backoff: &Backoff) {
     backoff.snooze();
 }
 
-/// Creates an empty queue whose ends point at no block yet: call `Tx::link_first` once the
-/// `Tx` is where it will stay. (Loom's atomics cannot be written in place; outside loom the
-/// channel uses `init_in_place`.)
-#[cfg(loom)]
-pub(super) fn new<T>() -> (Tx<T>, Rx<T>) {
-    let tx = Tx {
-        tail: Spaced::new(Tail { index: AtomicUsize::new(0), block: AtomicPtr::new(ptr::null_mut()) }),
-        spare: AtomicPtr::new(ptr::null_mut()),
-        first: Block::new(),
-    };
-    (tx, Rx { index: 0, block: ptr::null_mut() })
-}
-
 /// Writes an empty queue into `tx`, its first block inline, and returns the consumer's end.
-/// The in-place twin of `new` + `Tx::link_first` (`Chan::new_arc` uses it outside loom): the
-/// channel is never built on the stack and copied into its `Arc`.
+/// `Chan::new_arc` writes it straight into the channel's `Arc`, so the channel is never built
+/// on the stack and copied.
 ///
 /// # Safety
-/// `tx` is valid for writes of one `Tx<T>`, aligned, and stays where it is for as long as the
-/// queue is used.
-#[cfg(not(loom))]
+/// `tx` is valid for writes of one `Tx<T>` and aligned. Both ends point into `*tx`: if the
+/// `Tx` is moved afterwards, `Tx::link_first` must re-point them before the queue is used.
 pub(super) unsafe fn init_in_place<T>(tx: *mut Tx<T>) -> Rx<T> {
-    // SAFETY: `tx` is valid, aligned and will not move (`# Safety`); each field is written once,
-    // and `first` is initialised before anyone can follow a pointer to it.
+    // SAFETY: `tx` is valid and aligned (`# Safety`); each field is written once, and `first`
+    // is initialised before anyone can follow a pointer to it.
     unsafe {
         let first = ptr::addr_of_mut!((*tx).first);
         Block::init(first);
@@ -180,7 +156,8 @@ pub(super) unsafe fn init_in_place<T>(tx: *mut Tx<T>) -> Rx<T> {
 }
 
 impl<T> Tx<T> {
-    /// Points both ends at the inline first block.
+    /// Points both ends at the inline first block again, after the `Tx` was moved (loom only:
+    /// see `Chan::new_arc`).
     ///
     /// # Safety
     /// `self` does not move again, `rx` was created with it, and no sender or receiver uses
