@@ -21,7 +21,7 @@
 //!   someone waits, so the lock-free fast paths (one CAS to acquire, one to release) cannot
 //!   overtake a queued waiter. Waiters are served strictly FIFO; a cancelled waiter returns
 //!   what it was given.
-//! * `mpsc` — a lock-free linked list of 31-slot blocks (one CAS per send, none per receive,
+//! * `mpsc` — a lock-free linked list of 15-slot blocks (one CAS per send, none per receive,
 //!   blocks recycled so steady state does not allocate), with the receiver's "parked" bit in
 //!   the tail word so busy receivers cost senders nothing extra. Bounded = list + semaphore.
 //!   Essay in `mpsc/mod.rs`.

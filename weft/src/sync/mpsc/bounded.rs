@@ -4,7 +4,8 @@
 //! the permit back as it takes the message (one CAS while no sender waits). A full channel
 //! queues senders FIFO in the semaphore, so a cancelled `send`/`reserve` leaves the queue with
 //! nothing lost and a waiting sender is never overtaken. The queue never holds more than
-//! `capacity` messages, so memory stays at `capacity` slots plus at most two spare blocks.
+//! `capacity` messages, so memory stays at `capacity` slots plus a few spare blocks (`list.rs`,
+//! `SPARES`).
 
 use std::fmt;
 use std::time::Duration;

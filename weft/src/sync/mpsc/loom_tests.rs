@@ -1,6 +1,7 @@
 //! Loom models of the mpsc core: sends racing receives across block boundaries (blocks hold 2
 //! slots under loom), the receiver parking, the last sender's close, the receiver's drop, and
-//! a bounded sender waiting for capacity. Each checks that every value arrives or is dropped
+//! a bounded sender waiting for capacity, and blocks recycled through full spare slots. Each
+//! checks that every value arrives or is dropped
 //! exactly once.
 
 use loom::future::block_on;
@@ -47,6 +48,29 @@ fn loom_mpsc_two_senders_cross_a_block() {
         });
         a.join().unwrap();
         assert_eq!((count, sum), (3, 13));
+    });
+}
+
+/// Seven messages span four blocks of two: the receiver recycles three of them into two spare
+/// slots while the sender takes them back, so a slot is refilled, a block is freed because
+/// both slots are full, and the sender races the receiver on the slots. Order and count hold.
+#[test]
+fn loom_mpsc_blocks_recycle_through_full_spare_slots() {
+    model(|| {
+        let (tx, mut rx) = unbounded_channel::<usize>();
+        let a = thread::spawn(move || {
+            for i in 1..=7 {
+                tx.send(i).unwrap();
+            }
+        });
+        let mut got = Vec::new();
+        block_on(async {
+            while let Some(v) = rx.recv().await {
+                got.push(v);
+            }
+        });
+        a.join().unwrap();
+        assert_eq!(got, (1..=7).collect::<Vec<_>>());
     });
 }
 

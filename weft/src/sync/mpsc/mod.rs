@@ -2,11 +2,11 @@
 //! [`unbounded_channel`].
 //!
 //! # Algorithm
-//! Both flavors share one lock-free queue (`list.rs`): a linked list of 31-slot blocks, the
+//! Both flavors share one lock-free queue (`list.rs`): a linked list of 15-slot blocks, the
 //! first of them inline in the channel.
 //! A sender claims a slot with one CAS on the tail word, writes the value and sets the slot's
 //! `ready` flag; the receiver reads slots in order and recycles each finished block into a
-//! one-block spare that the next sender needing a block takes, so a channel in steady state
+//! few spare slots that the next sender needing a block takes from, so a channel in steady state
 //! allocates nothing. The bounded flavor adds a fair semaphore (`batch_semaphore.rs`) whose
 //! permits are the free capacity: `send` takes one, the receiver gives it back.
 //!
