@@ -42,6 +42,13 @@
 //! * Messages to one actor are handled one at a time, in the order its mailbox received them.
 //! * A stopped actor's mailbox is closed: later sends fail and hand the message back.
 //!
+//! # Where actors run
+//! No placement of its own: an actor is a weft task, so a message wakes its receiver into
+//! the sending worker's LIFO slot, and two actors talking (`tell` back and forth, or `ask`
+//! from a handler) settle on one worker and hand over without a cross-thread wake (test
+//! `asks_between_actors_are_answered_on_the_askers_worker`); a supervisor's children start on
+//! its worker's queue, from which idle workers steal under load.
+//!
 //! Supervision: see the `supervisor` module.
 
 mod actor;
