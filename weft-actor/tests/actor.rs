@@ -318,3 +318,30 @@ fn asks_between_actors_are_answered_on_the_askers_worker() {
         assert!(elsewhere <= 10, "{elsewhere} of 1,000 asks were answered on another thread");
     });
 }
+
+/// Asks to stop, says so, then waits forever in the same `handle`.
+struct StopThenHang(Arc<AtomicUsize>);
+
+impl Actor for StopThenHang {
+    type Msg = ();
+    async fn handle(&mut self, _: (), ctx: &mut Context<Self>) {
+        ctx.stop_with(ExitReason::Shutdown);
+        self.0.store(1, Ordering::SeqCst);
+        std::future::pending::<()>().await;
+    }
+}
+
+/// A stop the actor asked for but never reached (its task was killed first) is not its exit
+/// reason: killed is `Killed`. (The guard keeps the final reason where the request is kept,
+/// `run::Incarnation`; only a finished task reports it.)
+#[test]
+fn a_kill_after_an_unreached_stop_request_reports_killed() {
+    rt().block_on(async {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let a = spawn(StopThenHang(asked.clone()));
+        a.tell(()).await.unwrap();
+        wait_until("the stop request", || asked.load(Ordering::SeqCst) == 1).await;
+        a.kill();
+        assert!(matches!(a.wait_stopped().await, ExitReason::Killed));
+    });
+}
