@@ -23,29 +23,32 @@ use std::mem::MaybeUninit;
 use std::ops::{Deref, DerefMut};
 
 /// The gap after the value: a 128-byte pair of cache lines.
-const GAP: usize = 128;
+pub(crate) const GAP: usize = 128;
 
+/// `GAP` bytes after the value, or `gap` bytes when the value ends with fields that are
+/// rarely written and so may count as part of the gap (the channel's tail word is followed
+/// by its spare blocks and cold fields, `mpsc::list`).
 #[repr(C)]
-pub(crate) struct Spaced<T> {
+pub(crate) struct Spaced<T, const G: usize = GAP> {
     value: T,
     /// Never read or written: uninitialised, so creating a `Spaced` writes only the value.
-    _gap: MaybeUninit<[u8; GAP]>,
+    _gap: MaybeUninit<[u8; G]>,
 }
 
-impl<T> Spaced<T> {
-    pub(crate) const fn new(value: T) -> Spaced<T> {
+impl<T, const G: usize> Spaced<T, G> {
+    pub(crate) const fn new(value: T) -> Spaced<T, G> {
         Spaced { value, _gap: MaybeUninit::uninit() }
     }
 }
 
-impl<T> Deref for Spaced<T> {
+impl<T, const G: usize> Deref for Spaced<T, G> {
     type Target = T;
     fn deref(&self) -> &T {
         &self.value
     }
 }
 
-impl<T> DerefMut for Spaced<T> {
+impl<T, const G: usize> DerefMut for Spaced<T, G> {
     fn deref_mut(&mut self) -> &mut T {
         &mut self.value
     }

@@ -80,8 +80,9 @@ impl Capacity for Unbounded {
 /// the inline first block (`list.rs`), then come the receiver's cursor and waker, and the
 /// fields both sides touch. So the tail's line and the cursor's never meet (`util::spaced`),
 /// and a channel is one allocation. (A bounded channel of `u64`: four spaced fields and a
-/// boxed block before, 672 + 504 bytes in two allocations; 456 bytes in one now, with the
-/// block's flags apart from its values and 15 slots per block, `list.rs`.)
+/// boxed block before, 672 + 504 bytes in two allocations; 384 bytes in one now, with the
+/// block's flags apart from its values, 15 slots per block and the rarely written fields in
+/// the tail's gap, `list.rs`.)
 #[repr(C)]
 pub(super) struct Chan<T, S> {
     tx: Tx<T>,
@@ -90,13 +91,25 @@ pub(super) struct Chan<T, S> {
     rx_waker: AtomicWaker,
     /// Strong senders (`Sender`s and `OwnedPermit`s holding one). Weak senders do not count.
     tx_count: AtomicUsize,
-    /// Live weak senders (`WeakSender`/`WeakUnboundedSender`); only counted, never gates anything.
-    tx_weak_count: AtomicUsize,
     /// Set by `Receiver::close` or the receiver's drop. Never cleared.
     rx_closed: AtomicBool,
+    pub(super) capacity: S,
+}
+
+/// The channel's fields that are written only when weak senders come and go or the receiver
+/// closes. They live in the gap after the senders' tail word (`list::Tx`), which a separate
+/// gap used to keep empty.
+pub(super) struct Cold {
+    /// Live weak senders (`WeakSender`/`WeakUnboundedSender`); only counted, never gates anything.
+    tx_weak_count: AtomicUsize,
     /// Wakes `Sender::closed()` futures when the receiver closes.
     closed_notify: Notify,
-    pub(super) capacity: S,
+}
+
+impl Cold {
+    fn new() -> Cold {
+        Cold { tx_weak_count: AtomicUsize::new(0), closed_notify: Notify::new() }
+    }
 }
 
 // SAFETY: values of `T` move from senders to the receiver (needs `T: Send`); the `Rx` cursor is
@@ -118,13 +131,11 @@ impl<T, S: Capacity> Chan<T, S> {
         // `Arc` never moves (so the queue's ends stay valid); every field is written once before
         // `assume_init`.
         unsafe {
-            let rx = list::init_in_place(std::ptr::addr_of_mut!((*p).tx));
+            let rx = list::init_in_place(std::ptr::addr_of_mut!((*p).tx), Cold::new());
             std::ptr::addr_of_mut!((*p).rx).write(UnsafeCell::new(rx));
             std::ptr::addr_of_mut!((*p).rx_waker).write(AtomicWaker::new());
             std::ptr::addr_of_mut!((*p).tx_count).write(AtomicUsize::new(1));
-            std::ptr::addr_of_mut!((*p).tx_weak_count).write(AtomicUsize::new(0));
             std::ptr::addr_of_mut!((*p).rx_closed).write(AtomicBool::new(false));
-            std::ptr::addr_of_mut!((*p).closed_notify).write(Notify::new());
             std::ptr::addr_of_mut!((*p).capacity).write(capacity);
             chan.assume_init()
         }
@@ -138,7 +149,7 @@ impl<T, S: Capacity> Chan<T, S> {
         let mut tx = std::mem::MaybeUninit::<Tx<T>>::uninit();
         // SAFETY: `tx` is valid and aligned for one `Tx`; `link_first` below re-points both ends
         // after the move, before anyone uses the queue.
-        let rx = unsafe { list::init_in_place(tx.as_mut_ptr()) };
+        let rx = unsafe { list::init_in_place(tx.as_mut_ptr(), Cold::new()) };
         // SAFETY: `init_in_place` wrote every field of `tx`.
         let tx = unsafe { tx.assume_init() };
         let chan = Arc::new(Chan {
@@ -146,9 +157,7 @@ impl<T, S: Capacity> Chan<T, S> {
             rx: UnsafeCell::new(rx),
             rx_waker: AtomicWaker::new(),
             tx_count: AtomicUsize::new(1),
-            tx_weak_count: AtomicUsize::new(0),
             rx_closed: AtomicBool::new(false),
-            closed_notify: Notify::new(),
             capacity,
         });
         // SAFETY: the channel is in its `Arc` (it will not move) and nobody else holds it yet,
@@ -203,29 +212,29 @@ impl<T, S: Capacity> Chan<T, S> {
 
     /// A weak sender was created (downgrade, clone of a weak sender).
     pub(super) fn add_weak(&self) {
-        self.tx_weak_count.fetch_add(1, Relaxed);
+        self.tx.cold().tx_weak_count.fetch_add(1, Relaxed);
     }
 
     pub(super) fn drop_weak(&self) {
-        self.tx_weak_count.fetch_sub(1, Relaxed);
+        self.tx.cold().tx_weak_count.fetch_sub(1, Relaxed);
     }
 
     pub(super) fn weak_count(&self) -> usize {
-        self.tx_weak_count.load(Relaxed)
+        self.tx.cold().tx_weak_count.load(Relaxed)
     }
 
     /// Closes the receiving side: sends fail from now on, `closed()` futures complete.
     pub(super) fn close_rx(&self) {
         if !self.rx_closed.swap(true, AcqRel) {
             self.capacity.close();
-            self.closed_notify.notify_waiters();
+            self.tx.cold().closed_notify.notify_waiters();
         }
     }
 
     /// Resolves once the receiver has closed or been dropped.
     pub(super) async fn closed(&self) {
         loop {
-            let notified = self.closed_notify.notified();
+            let notified = self.tx.cold().closed_notify.notified();
             if self.is_rx_closed() {
                 return;
             }
@@ -364,12 +373,13 @@ mod tests {
     fn a_channel_is_one_allocation_with_its_tail_and_cursor_apart() {
         let chan = Chan::<u64, Unbounded>::new_arc(Unbounded);
         // 792 bytes with a (value, flag) pair per slot and 31-slot blocks, 576 with the flags
-        // apart, 456 with 15-slot blocks and four spare slots (`list.rs`).
+        // apart, 456 with 15-slot blocks and four spare slots (`list.rs`), 384 with the cold
+        // fields in the tail's gap.
         let size = std::mem::size_of::<Chan<u64, Bounded>>();
         eprintln!("bounded channel of u64: {size} bytes");
         let tail = &chan.tx as *const Tx<u64> as usize;
         let cursor = &chan.rx as *const UnsafeCell<Rx<u64>> as usize;
         assert!(cursor - tail >= 128 + 16, "tail and cursor {} bytes apart", cursor - tail);
-        assert!(size <= 456, "a bounded channel of u64 grew to {size} bytes");
+        assert!(size <= 384, "a bounded channel of u64 grew to {size} bytes");
     }
 }

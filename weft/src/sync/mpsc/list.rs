@@ -38,9 +38,10 @@ use std::ptr;
 
 use crossbeam_utils::Backoff;
 
+use super::chan::Cold;
 use crate::loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering::*};
 use crate::loom::UnsafeCell;
-use crate::util::spaced::Spaced;
+use crate::util::spaced::{Spaced, GAP};
 
 /// Positions per block (one of them the marker). Small under loom, so models cross blocks.
 ///
@@ -117,19 +118,35 @@ impl<T> Block<T> {
 
 /// The producers' end (shared by every sender), and the first block. `repr(C)`: the tail
 /// word is followed by a gap and then the block, so the receiver's cursor after it in `Chan`
-/// is far from the word every send writes.
+/// is far from the word every send writes. The first part of the gap holds what is written
+/// rarely (`Head`): 72 bytes of the channel that a gap of their own used to follow.
 #[repr(C)]
 pub(super) struct Tx<T> {
-    tail: Spaced<Tail<T>>,
+    head: Spaced<Head<T>, HEAD_GAP>,
+    /// The queue's first block; both ends point at it from `init_in_place` on.
+    first: Block<T>,
+}
+
+/// The tail word, written by every send, then fields written once per block change or less,
+/// which may share its lines: together with `HEAD_GAP` they keep `GAP` bytes between the
+/// tail and the block.
+#[repr(C)]
+struct Head<T> {
+    tail: Tail<T>,
     /// Recycled blocks (null: empty slot), handed from the receiver (or a sender whose
     /// prepared block went unused) to the next sender that needs a block. Slots, not a
     /// linked stack: blocks are taken by several senders at once and given back by senders
     /// too, and a lock-free stack with several poppers needs ABA protection; a swap on a slot
-    /// does not.
+    /// does not. Written once per block change.
     spare: [AtomicPtr<Block<T>>; SPARES],
-    /// The queue's first block; both ends point at it from `init_in_place` on.
-    first: Block<T>,
+    /// The channel's fields written only when weak senders come and go or the receiver
+    /// closes (`chan::Cold`).
+    cold: Cold,
 }
+
+/// What is left of the tail's `GAP` after the spare slots and the cold fields (under loom,
+/// whose types are larger, possibly nothing).
+const HEAD_GAP: usize = GAP.saturating_sub(size_of::<[AtomicPtr<()>; SPARES]>() + size_of::<Cold>());
 
 struct Tail<T> {
     index: AtomicUsize,
@@ -168,22 +185,27 @@ fn snooze(backoff: &Backoff) {
 /// # Safety
 /// `tx` is valid for writes of one `Tx<T>` and aligned. Both ends point into `*tx`: if the
 /// `Tx` is moved afterwards, `Tx::link_first` must re-point them before the queue is used.
-pub(super) unsafe fn init_in_place<T>(tx: *mut Tx<T>) -> Rx<T> {
+pub(super) unsafe fn init_in_place<T>(tx: *mut Tx<T>, cold: Cold) -> Rx<T> {
     // SAFETY: `tx` is valid and aligned (`# Safety`); each field is written once, and `first`
     // is initialised before anyone can follow a pointer to it.
     unsafe {
         let first = ptr::addr_of_mut!((*tx).first);
         Block::init(first);
-        ptr::addr_of_mut!((*tx).tail)
-            .write(Spaced::new(Tail { index: AtomicUsize::new(0), block: AtomicPtr::new(first) }));
-        for i in 0..SPARES {
-            ptr::addr_of_mut!((*tx).spare[i]).write(AtomicPtr::new(ptr::null_mut()));
-        }
+        ptr::addr_of_mut!((*tx).head).write(Spaced::new(Head {
+            tail: Tail { index: AtomicUsize::new(0), block: AtomicPtr::new(first) },
+            spare: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            cold,
+        }));
         Rx { index: 0, block: first }
     }
 }
 
 impl<T> Tx<T> {
+    /// The channel's rarely written fields, kept in the tail's gap.
+    pub(super) fn cold(&self) -> &Cold {
+        &self.head.cold
+    }
+
     /// Points both ends at the inline first block again, after the `Tx` was moved (loom only:
     /// see `Chan::new_arc`).
     ///
@@ -194,7 +216,7 @@ impl<T> Tx<T> {
     pub(super) unsafe fn link_first(&self, rx: &mut Rx<T>) {
         let first = ptr::addr_of!(self.first).cast_mut();
         // Relaxed: the channel reaches other threads only through a synchronising hand-off.
-        self.tail.block.store(first, Relaxed);
+        self.head.tail.block.store(first, Relaxed);
         rx.block = first;
     }
 
@@ -218,7 +240,7 @@ impl<T> Tx<T> {
         loop {
             // Acquire pairs with the Release of the marker skip below: seeing a position in a
             // new block implies seeing that block in `tail.block`.
-            let tail = self.tail.index.load(Acquire);
+            let tail = self.head.tail.index.load(Acquire);
             let offset = (tail >> SHIFT) % LAP;
             if offset == BLOCK_CAP {
                 snooze(&backoff); // another sender is installing the next block
@@ -227,11 +249,11 @@ impl<T> Tx<T> {
             if offset + 1 == BLOCK_CAP && next_block.is_null() {
                 next_block = self.new_block();
             }
-            let block = self.tail.block.load(Acquire);
+            let block = self.head.tail.block.load(Acquire);
             let new_tail = (tail & !RX_PARKED) + (1 << SHIFT);
             // AcqRel: Acquire pairs with the receiver's fetch_or of RX_PARKED (its waker
             // registration happens before it); Release orders nothing we rely on.
-            match self.tail.index.compare_exchange_weak(tail, new_tail, AcqRel, Relaxed) {
+            match self.head.tail.index.compare_exchange_weak(tail, new_tail, AcqRel, Relaxed) {
                 Ok(_) => {
                     // SAFETY: winning the CAS for position `tail` makes `block` (loaded after the
                     // index, see above) the block holding our slot, and no sender or receiver
@@ -239,9 +261,9 @@ impl<T> Tx<T> {
                     let block = unsafe { &*block };
                     if offset + 1 == BLOCK_CAP {
                         let next = std::mem::replace(&mut next_block, ptr::null_mut());
-                        self.tail.block.store(next, Release);
+                        self.head.tail.block.store(next, Release);
                         // Skip the marker position; Release publishes `tail.block`.
-                        self.tail.index.fetch_add(1 << SHIFT, Release);
+                        self.head.tail.index.fetch_add(1 << SHIFT, Release);
                         // Release: the receiver follows `next` after our `ready` store anyway.
                         block.next.store(next, Release);
                     }
@@ -264,17 +286,17 @@ impl<T> Tx<T> {
     pub(super) fn park_rx(&self) -> usize {
         // AcqRel: Release publishes the receiver's waker registration to the sender whose CAS
         // clears the flag; Acquire makes the returned position current.
-        self.tail.index.fetch_or(RX_PARKED, AcqRel) >> SHIFT
+        self.head.tail.index.fetch_or(RX_PARKED, AcqRel) >> SHIFT
     }
 
     /// The current tail position (messages claimed so far, markers included).
     fn tail_position(&self) -> usize {
-        self.tail.index.load(Acquire) >> SHIFT
+        self.head.tail.index.load(Acquire) >> SHIFT
     }
 
     /// A recycled block from the first non-empty spare slot, else a new one.
     fn new_block(&self) -> *mut Block<T> {
-        for slot in &self.spare {
+        for slot in &self.head.spare {
             // The Relaxed load only skips slots that look empty (a swap is a write to the
             // line); a block it misses is found by the next block change or freed with the
             // channel. Acquire on the swap pairs with the Release in `recycle`: the block's
@@ -298,7 +320,7 @@ impl<T> Tx<T> {
         for ready in &b.ready {
             ready.store(false, Relaxed);
         }
-        for slot in &self.spare {
+        for slot in &self.head.spare {
             // Release publishes the reset above to the sender that takes the block (`new_block`).
             if slot.load(Relaxed).is_null() && slot.compare_exchange(ptr::null_mut(), block, Release, Relaxed).is_ok() {
                 return;
@@ -371,7 +393,7 @@ impl<T> Tx<T> {
             block = next;
         }
         rx.block = ptr::null_mut();
-        for slot in &self.spare {
+        for slot in &self.head.spare {
             let spare = slot.swap(ptr::null_mut(), Relaxed);
             if !spare.is_null() {
                 // SAFETY: the spare block was swapped out of its slot, so nothing else can
