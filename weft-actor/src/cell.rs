@@ -5,7 +5,8 @@
 //! it, so a full bounded mailbox never holds back a `Stop` and a signal never takes a slot of
 //! mailbox capacity. The queue is a `VecDeque` under a mutex plus a `has_signal` flag that
 //! the actor checks without locking before each message; the lock is taken only when a
-//! signal is pending or when the actor is about to park.
+//! signal is pending or when the actor is about to park. The queue, links, monitors and
+//! names are boxed on first use: most actors never have any, and the cell is in every actor.
 
 use std::any::Any;
 use std::collections::VecDeque;
@@ -48,13 +49,40 @@ enum Watcher {
 }
 
 struct Inner {
-    signals: VecDeque<Signal>,
     waker: Option<Waker>,
     /// Set once, when the actor has stopped and its state has been dropped.
     exited: Option<ExitReason>,
+    /// The supervisor, told first and given the original exit reason (`Watcher::Parent`).
+    parent: Option<Arc<Cell>>,
+    abort: Option<AbortHandle>,
+    /// Signals, links, monitors, waiters and names: boxed on first use, because most actors
+    /// have none of them all their life and every byte of a cell is paid per actor (inline,
+    /// they made a cell 64 bytes larger; `a_cell_is_small`).
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Default)]
+struct Extra {
+    signals: VecDeque<Signal>,
     watchers: Vec<Watcher>,
     names: Vec<String>,
-    abort: Option<AbortHandle>,
+}
+
+impl Inner {
+    fn extra(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    fn has_signals(&self) -> bool {
+        self.extra.as_ref().is_some_and(|e| !e.signals.is_empty())
+    }
+
+    /// Removes the link to `id` from the watchers.
+    fn unlink(&mut self, id: ActorId) {
+        if let Some(e) = &mut self.extra {
+            e.watchers.retain(|w| !matches!(w, Watcher::Link(c) if c.id == id));
+        }
+    }
 }
 
 pub(crate) struct Cell {
@@ -77,14 +105,7 @@ impl Cell {
             id: ActorId::next(),
             has_signal: AtomicBool::new(false),
             killed: AtomicBool::new(false),
-            inner: Mutex::new(Inner {
-                signals: VecDeque::new(),
-                waker: None,
-                exited: None,
-                watchers: parent.map(Watcher::Parent).into_iter().collect(),
-                names: Vec::new(),
-                abort: None,
-            }),
+            inner: Mutex::new(Inner { waker: None, exited: None, parent, abort: None, extra: None }),
         })
     }
 
@@ -129,7 +150,7 @@ impl Cell {
             if g.exited.is_some() {
                 return false;
             }
-            g.signals.push_back(signal);
+            g.extra().signals.push_back(signal);
             self.has_signal.store(true, Ordering::Release);
             // Cloned, not taken: the actor keeps its registration across parks, so parking
             // again needs no lock (`poll_signal_registered`). The clone is a weft task
@@ -143,8 +164,8 @@ impl Cell {
     }
 
     fn pop_locked(&self, g: &mut Inner) -> Option<Signal> {
-        let s = g.signals.pop_front();
-        if g.signals.is_empty() {
+        let s = g.extra.as_mut().and_then(|e| e.signals.pop_front());
+        if !g.has_signals() {
             self.has_signal.store(false, Ordering::Relaxed);
         }
         s
@@ -215,7 +236,7 @@ impl Cell {
             let mut g = target.lock();
             match &g.exited {
                 None => {
-                    g.watchers.push(watcher);
+                    g.extra().watchers.push(watcher);
                     return;
                 }
                 Some(r) => (r.duplicate(), watcher),
@@ -240,8 +261,8 @@ impl Cell {
 
     /// Removes the link between `a` and `b` (both directions) and monitors of `a` by `b`'s id.
     pub(crate) fn unlink(a: &Arc<Cell>, b: &Arc<Cell>) {
-        a.lock().watchers.retain(|w| !matches!(w, Watcher::Link(c) if c.id == b.id));
-        b.lock().watchers.retain(|w| !matches!(w, Watcher::Link(c) if c.id == a.id));
+        a.lock().unlink(b.id);
+        b.lock().unlink(a.id);
     }
 
     /// A future resolving to a copy of the exit reason (the original when no parent claims it).
@@ -256,7 +277,7 @@ impl Cell {
         if g.exited.is_some() {
             return false;
         }
-        g.names.push(name);
+        g.extra().names.push(name);
         true
     }
 
@@ -275,35 +296,47 @@ impl Cell {
     }
 
     fn exit_inner(&self, reason: ExitReason, by_runtime: bool) {
-        let (watchers, names, signals) = {
+        let (parent, extra) = {
             let mut g = self.lock();
             debug_assert!(g.exited.is_none(), "an actor exits once");
             g.exited = Some(reason.duplicate());
             g.waker = None;
             g.abort = None;
             self.has_signal.store(false, Ordering::Relaxed);
-            // Taken only when there is something to take: most actors exit with no pending
-            // signal, no name and no watcher, and dropping an empty `VecDeque` or iterating an
-            // empty `Vec` out of line cost ~60 instructions per exit (callgrind, `spawn`).
-            let signals = (!g.signals.is_empty()).then(|| std::mem::take(&mut g.signals));
-            (std::mem::take(&mut g.watchers), std::mem::take(&mut g.names), signals)
+            (g.parent.take(), g.extra.take())
         };
-        // Undelivered signals (e.g. supervisor commands carrying reply senders) are dropped
-        // outside the lock: their destructors may wake other tasks.
-        drop(signals);
-        crate::registry::remove_names(self.id, names);
-        if watchers.is_empty() {
+        // Most actors exit with no pending signal, no name and no watcher but their parent:
+        // nothing else to take or drop (dropping empty collections out of line cost ~60
+        // instructions per exit, callgrind `spawn`).
+        let watchers = match extra {
+            Some(e) => {
+                let Extra { signals, watchers, names } = *e;
+                // Undelivered signals (e.g. supervisor commands carrying reply senders) are
+                // dropped outside the lock: their destructors may wake other tasks.
+                drop(signals);
+                crate::registry::remove_names(self.id, names);
+                watchers
+            }
+            None => Vec::new(),
+        };
+        let count = usize::from(parent.is_some()) + watchers.len();
+        if count == 0 {
             return;
         }
         // The original payload goes to the parent if there is one, else to the first waiter.
-        let owner = watchers
-            .iter()
-            .position(|w| matches!(w, Watcher::Parent(_)))
-            .or_else(|| watchers.iter().position(|w| matches!(w, Watcher::Waiter(_))));
         // Copies for the other watchers are made only when there are other watchers (a
         // panic's copy allocates its message).
-        let spare = (watchers.len() > 1).then(|| reason.duplicate());
+        let spare = (count > 1).then(|| reason.duplicate());
         let mut original = Some(reason);
+        if let Some(p) = parent {
+            let r = original.take().expect("the original reason is still here");
+            if by_runtime {
+                p.signal(Signal::Dropped(Exit { id: self.id, reason: r }));
+            } else {
+                notify(self.id, Watcher::Parent(p), r);
+            }
+        }
+        let owner = original.as_ref().and_then(|_| watchers.iter().position(|w| matches!(w, Watcher::Waiter(_))));
         for (i, w) in watchers.into_iter().enumerate() {
             let r = match (original.take_if(|_| Some(i) == owner), &spare) {
                 (Some(r), _) => r,
@@ -311,14 +344,9 @@ impl Cell {
                 (None, None) => original.as_ref().map_or(ExitReason::Killed, ExitReason::duplicate),
             };
             if let Watcher::Link(other) = &w {
-                other.lock().watchers.retain(|x| !matches!(x, Watcher::Link(c) if c.id == self.id));
+                other.lock().unlink(self.id);
             }
-            match w {
-                Watcher::Parent(c) if by_runtime => {
-                    c.signal(Signal::Dropped(Exit { id: self.id, reason: r }));
-                }
-                w => notify(self.id, w, r),
-            }
+            notify(self.id, w, r);
         }
     }
 }
@@ -334,5 +362,19 @@ fn notify(id: ActorId, watcher: Watcher, reason: ExitReason) {
         Watcher::Waiter(tx) => {
             let _ = tx.send(reason);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cell is in every actor: 152 bytes with its signal queue, watchers and names inline,
+    /// 88 with them boxed on first use (`Inner::extra`).
+    #[test]
+    fn a_cell_is_small() {
+        let size = std::mem::size_of::<Cell>();
+        eprintln!("cell: {size} bytes");
+        assert!(size <= 88, "the actor cell grew to {size} bytes");
     }
 }
