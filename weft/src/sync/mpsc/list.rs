@@ -53,7 +53,11 @@ use crate::util::spaced::{Spaced, GAP};
 /// 2026-11-28) an idle actor's mailbox took 1,732 bytes per actor in `weft-lab actors`'
 /// bytes-per-idle-actor table, 1,333 with 15 (1,124 with 7, but `tell_1t` then cost 28 more
 /// instructions per message under callgrind, 6 %; 15 costs it 6). The floods' extra block
-/// changes are kept off the allocator by the spare slots (`SPARES`). Measured against 31
+/// changes are kept off the allocator by the spare slots (`SPARES`). Rejected for now: 7
+/// slots with the spare slots and the smaller actor of later changes (1,159 -> 951 bytes per
+/// idle actor), for `tell_1t` +16 instructions per message and 6-7 % more instructions in
+/// `weft-lab micro`'s `mpsc_uncontended`/`mpsc_contended` (3 % with eight spare slots, which
+/// cost `ring` 21 per hop). Measured against 31
 /// (7 interleaved `weft-lab actors` runs, 2 cores): `skynet_doc_1t` 19 % and `spawn` 27 %
 /// faster, `ring` and `ring_doc_1t` 3.5 % slower (a block change every 15 hops of an actor
 /// instead of 31; instructions per hop did not grow), `mpsc_uncontended` within 2 %.
