@@ -50,7 +50,7 @@ use crate::util::spaced::{Spaced, GAP};
 /// every workload but the floods met a depth of 1, fan-in (a skynet parent's ten children)
 /// at most 10, and only floods reached the bound (64, the default mailbox). A 15-slot block
 /// holds the fan-in case whole; with 31 slots (the choice of tokio and of this queue until
-/// 2026-11-28) an idle actor's mailbox took 1,732 bytes per actor in `weft-lab actors`'
+/// 2026-11-28) an idle actor took 1,732 bytes in all in `weft-lab actors`'
 /// bytes-per-idle-actor table, 1,333 with 15 (1,124 with 7, but `tell_1t` then cost 28 more
 /// instructions per message under callgrind, 6 %; 15 costs it 6). The floods' extra block
 /// changes are kept off the allocator by the spare slots (`SPARES`). Rejected for now: 7
