@@ -327,16 +327,19 @@ impl Cell {
         // Copies for the other watchers are made only when there are other watchers (a
         // panic's copy allocates its message).
         let spare = (count > 1).then(|| reason.duplicate());
-        let mut original = Some(reason);
-        if let Some(p) = parent {
-            let r = original.take().expect("the original reason is still here");
-            if by_runtime {
-                p.signal(Signal::Dropped(Exit { id: self.id, reason: r }));
-            } else {
-                notify(self.id, Watcher::Parent(p), r);
+        let mut original = match parent {
+            Some(p) if by_runtime => {
+                p.signal(Signal::Dropped(Exit { id: self.id, reason }));
+                None
             }
-        }
-        let owner = original.as_ref().and_then(|_| watchers.iter().position(|w| matches!(w, Watcher::Waiter(_))));
+            Some(p) => {
+                notify(self.id, Watcher::Parent(p), reason);
+                None
+            }
+            None => Some(reason),
+        };
+        let owner =
+            if original.is_some() { watchers.iter().position(|w| matches!(w, Watcher::Waiter(_))) } else { None };
         for (i, w) in watchers.into_iter().enumerate() {
             let r = match (original.take_if(|_| Some(i) == owner), &spare) {
                 (Some(r), _) => r,

@@ -45,22 +45,24 @@ use crate::util::spaced::{Spaced, GAP};
 
 /// Positions per block (one of them the marker). Small under loom, so models cross blocks.
 ///
-/// 16, so a block holds 15 messages: sized from the mailbox depths of `weft-lab actors` (the
-/// depth each message found when received, over every workload): almost every message of
-/// every workload but the floods met a depth of 1, fan-in (a skynet parent's ten children)
-/// at most 10, and only floods reached the bound (64, the default mailbox). A 15-slot block
-/// holds the fan-in case whole; with 31 slots (the choice of tokio and of this queue until
-/// 2026-11-28) an idle actor took 1,732 bytes in all in `weft-lab actors`'
-/// bytes-per-idle-actor table, 1,333 with 15 (1,124 with 7, but `tell_1t` then cost 28 more
-/// instructions per message under callgrind, 6 %; 15 costs it 6). The floods' extra block
-/// changes are kept off the allocator by the spare slots (`SPARES`). Rejected for now: 7
-/// slots with the spare slots and the smaller actor of later changes (1,159 -> 951 bytes per
-/// idle actor), for `tell_1t` +16 instructions per message and 6-7 % more instructions in
-/// `weft-lab micro`'s `mpsc_uncontended`/`mpsc_contended` (3 % with eight spare slots, which
-/// cost `ring` 21 per hop). Measured against 31
-/// (7 interleaved `weft-lab actors` runs, 2 cores): `skynet_doc_1t` 19 % and `spawn` 27 %
-/// faster, `ring` and `ring_doc_1t` 3.5 % slower (a block change every 15 hops of an actor
-/// instead of 31; instructions per hop did not grow), `mpsc_uncontended` within 2 %.
+/// 16, so a block holds 15 messages, sized from the mailbox depths of `weft-lab actors` (the
+/// depth each message found when received, over every workload): every workload but the
+/// floods met a depth of 1 for almost every message, fan-in (a skynet parent's ten
+/// children) at most 10, and only floods reached the bound (64, the default mailbox). A
+/// 15-slot block holds the fan-in case whole. The floods' extra block changes are kept off
+/// the allocator by the spare slots (`SPARES`).
+///
+/// Measured against 31 slots (tokio's choice, and this queue's until 2026-11-28): bytes per
+/// idle actor in `weft-lab actors` 1,732 -> 1,333; over 7 interleaved `weft-lab actors` runs
+/// on 2 cores `skynet_doc_1t` 19 % and `spawn` 27 % faster, `ring` and `ring_doc_1t` 3.5 %
+/// slower (a block change every 15 hops of an actor instead of 31; instructions per hop did
+/// not grow, callgrind); `tell_1t` +6 instructions per message; `mpsc_uncontended` within 2 %.
+///
+/// Rejected: 7 slots. With one spare, `tell_1t` cost 28 more instructions per message (6 %);
+/// with the spare slots and the smaller actor of later changes, bytes per idle actor 1,159 ->
+/// 951 for `tell_1t` +16 instructions per message and 6-7 % more instructions in `weft-lab
+/// micro`'s `mpsc_uncontended`/`mpsc_contended` (3 % with eight spare slots, which cost
+/// `ring` 21 per hop).
 #[cfg(not(loom))]
 const LAP: usize = 16;
 #[cfg(loom)]
@@ -148,9 +150,9 @@ struct Head<T> {
     cold: Cold,
 }
 
-/// What is left of the tail's `GAP` after the spare slots and the cold fields (under loom,
-/// whose types are larger, possibly nothing).
-const HEAD_GAP: usize = GAP.saturating_sub(size_of::<[AtomicPtr<()>; SPARES]>() + size_of::<Cold>());
+/// What is left of the tail's `GAP` after the fields that follow it in `Head` (under loom,
+/// whose types are larger, possibly nothing). `Head`'s size does not depend on `T`.
+const HEAD_GAP: usize = GAP.saturating_sub(size_of::<Head<()>>() - size_of::<Tail<()>>());
 
 struct Tail<T> {
     index: AtomicUsize,
