@@ -4,6 +4,7 @@
 //! The panic payload is a `Box<dyn Any + Send>`, which cannot be cloned. The one party that
 //! owns the actor's lifecycle (its supervisor, or `ActorRef::wait_stopped` when unsupervised)
 //! receives the original payload; every other watcher receives `Panic` holding the panic
+//! message: a `&'static str` (the payload of `panic!("literal")`) as itself, any other
 //! message as a `String` (see `ExitReason::duplicate`).
 
 use std::any::Any;
@@ -96,7 +97,9 @@ impl ExitReason {
         }
     }
 
-    /// A copy for a second watcher: a panic payload becomes its message as a `String`.
+    /// A copy for a second watcher: a panic payload becomes its message, a `&'static str`
+    /// staying one (one allocation, the box, where a `String` copy takes two), anything else
+    /// as a `String`.
     ///
     /// Inline, with the panic's copy out of line: every actor's exit makes one copy (the
     /// cell keeps it), and as one out-of-line call it cost 40 instructions per `spawn`
@@ -113,7 +116,16 @@ impl ExitReason {
 
     #[inline(never)]
     fn duplicate_panic(&self) -> ExitReason {
-        ExitReason::Panic(Box::new(self.panic_message().unwrap_or("<non-string panic payload>").to_string()))
+        match self {
+            ExitReason::Panic(p) => match p.downcast_ref::<&'static str>() {
+                Some(s) => ExitReason::Panic(Box::new(*s)),
+                None => match p.downcast_ref::<String>() {
+                    Some(s) => ExitReason::Panic(Box::new(s.clone())),
+                    None => ExitReason::Panic(Box::new("<non-string panic payload>")),
+                },
+            },
+            _ => self.duplicate(),
+        }
     }
 }
 
@@ -174,5 +186,20 @@ mod tests {
             m.insert(ActorId(i), i);
         }
         assert!((0..10_000).all(|i| m.get(&ActorId(i)) == Some(&i)));
+    }
+
+    #[test]
+    fn a_copy_keeps_the_message_and_a_static_str_stays_one() {
+        let of = |p: Box<dyn std::any::Any + Send>| ExitReason::Panic(p).duplicate();
+        let lit = of(Box::new("boom"));
+        assert_eq!(lit.panic_message(), Some("boom"));
+        let ExitReason::Panic(p) = &lit else { panic!("{lit:?}") };
+        assert!(p.downcast_ref::<&'static str>().is_some(), "a literal's copy is a &'static str");
+        let owned = of(Box::new(format!("boom {}", 7)));
+        assert_eq!(owned.panic_message(), Some("boom 7"));
+        let ExitReason::Panic(p) = &owned else { panic!("{owned:?}") };
+        assert!(p.downcast_ref::<String>().is_some(), "a formatted message's copy is a String");
+        assert_eq!(of(Box::new(7u32)).panic_message(), Some("<non-string panic payload>"));
+        assert!(matches!(ExitReason::Killed.duplicate(), ExitReason::Killed));
     }
 }

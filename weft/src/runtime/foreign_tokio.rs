@@ -38,19 +38,29 @@ pub(crate) fn install() {
                 .downcast_ref::<&str>()
                 .copied()
                 .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str));
+            // Every panic in the program passes here (an actor's crash, a task's), so the
+            // message is matched before anything is looked up or formatted: eagerly, the
+            // location's `format!` and the handle lookup cost every panic two allocations
+            // (`valgrind --tool=dhat` on `weft-lab actors --filter =panic_signal`).
+            let Some(msg) = msg.filter(|m| is_second_tokio(m)) else { return };
             let in_weft = crate::runtime::Handle::try_current().is_ok();
             let location = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
-            if let Some(text) = msg.and_then(|m| diagnosis(m, in_weft, location.as_deref())) {
+            if let Some(text) = diagnosis(msg, in_weft, location.as_deref()) {
                 eprintln!("{text}");
             }
         }));
     });
 }
 
+/// Whether `msg` is the real tokio's no-runtime panic (weft's own version says `(weft:`).
+fn is_second_tokio(msg: &str) -> bool {
+    msg.contains(TOKIO_NO_RUNTIME) && !msg.contains("(weft:")
+}
+
 /// The added explanation, if `msg` is a second tokio's no-runtime panic raised on a thread
 /// where a weft runtime is current.
 pub(crate) fn diagnosis(msg: &str, in_weft: bool, location: Option<&str>) -> Option<String> {
-    if !in_weft || !msg.contains(TOKIO_NO_RUNTIME) || msg.contains("(weft:") {
+    if !in_weft || !is_second_tokio(msg) {
         return None;
     }
     let at = location.map(|l| format!(" The call was made at {l}.")).unwrap_or_default();
