@@ -18,7 +18,7 @@ mod imp {
         };
         pub(crate) mod atomic {
             pub(crate) use std::sync::atomic::{
-                fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+                fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
             };
         }
     }
@@ -70,7 +70,7 @@ mod imp {
         };
         pub(crate) mod atomic {
             pub(crate) use loom::sync::atomic::{
-                fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+                fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
             };
         }
     }

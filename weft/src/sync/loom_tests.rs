@@ -143,3 +143,18 @@ fn loom_semaphore_fifo_handoff_to_waiter() {
         assert_eq!(sem.available_permits(), 2);
     });
 }
+
+/// `close` skips the mutex when the word it closed had no `WAITERS`; an acquire queueing at
+/// the same time must then fail rather than sleep forever (`block_on` would report the hang
+/// as a deadlock), whichever of the two runs first.
+#[test]
+fn loom_semaphore_close_races_queueing_acquire() {
+    loom::model(|| {
+        let sem = Arc::new(RawSemaphore::new(0));
+        let s = sem.clone();
+        let th = thread::spawn(move || block_on(s.acquire(1)));
+        sem.close();
+        assert!(th.join().unwrap().is_err(), "an acquire on a closed, empty semaphore fails");
+        assert!(sem.try_acquire(1).is_err());
+    });
+}

@@ -1,8 +1,8 @@
 //! Loom models of the mpsc core: sends racing receives across block boundaries (blocks hold 2
 //! slots under loom), the receiver parking, the last sender's close, the receiver's drop, and
-//! a bounded sender waiting for capacity, and blocks recycled through full spare slots. Each
-//! checks that every value arrives or is dropped
-//! exactly once.
+//! a bounded sender waiting for capacity, blocks recycled through full spare slots, and
+//! `Sender::closed()` racing the receiver's drop. Each checks that every value arrives or is
+//! dropped exactly once, or that no waiter sleeps through the close.
 
 use loom::future::block_on;
 
@@ -129,5 +129,19 @@ fn loom_mpsc_close_wakes_sender_waiting_for_capacity() {
             Err(v) => assert_eq!(v, 2),
             Ok(()) => assert_eq!(rx.try_recv(), Ok(2)),
         }
+    });
+}
+
+/// The receiver's close notifies `closed()` waiters only once some `closed()` has flagged the
+/// channel (`chan::close_rx`): a `closed()` that races the receiver's drop must still resolve
+/// (`block_on` reports a waiter that sleeps through it as a deadlock).
+#[test]
+fn loom_mpsc_closed_races_receiver_drop() {
+    model(|| {
+        let (tx, rx) = channel::<usize>(1);
+        let th = thread::spawn(move || drop(rx));
+        block_on(tx.closed());
+        assert!(tx.is_closed());
+        th.join().unwrap();
     });
 }
