@@ -5,7 +5,8 @@
 //! it, so a full bounded mailbox never holds back a `Stop` and a signal never takes a slot of
 //! mailbox capacity. The queue is a `VecDeque` under a mutex plus a `has_signal` flag that
 //! the actor checks without locking before each message; the lock is taken only when a
-//! signal is pending or when the actor is about to park. The queue, links, monitors and
+//! signal is pending. A parked actor is woken for a signal through its task's handle
+//! (`AbortHandle::wake`), so parking registers nothing here. The queue, links, monitors and
 //! names are boxed on first use: most actors never have any, and the cell is in every actor.
 
 use std::any::Any;
@@ -13,7 +14,7 @@ use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll, Waker};
+use std::task::Poll;
 
 use weft::sync::oneshot;
 use weft::task::AbortHandle;
@@ -49,11 +50,14 @@ enum Watcher {
 }
 
 struct Inner {
-    waker: Option<Waker>,
     /// Set once, when the actor has stopped and its state has been dropped.
     exited: Option<ExitReason>,
     /// The supervisor, told first and given the original exit reason (`Watcher::Parent`).
     parent: Option<Arc<Cell>>,
+    /// The actor's task: how `kill` aborts it, and how `signal` wakes it (`AbortHandle::wake`,
+    /// so no `Waker` is registered or kept: a registration took the lock at every actor's
+    /// first park, 114 instructions per actor in `skynet_doc_1t`, and 16 bytes of the cell).
+    /// Set right after the spawn; `set_abort` wakes the task if a signal came before it.
     abort: Option<AbortHandle>,
     /// Signals, links, monitors, waiters and names: boxed on first use, because most actors
     /// have none of them all their life and every byte of a cell is paid per actor (inline,
@@ -105,7 +109,7 @@ impl Cell {
             id: ActorId::next(),
             has_signal: AtomicBool::new(false),
             killed: AtomicBool::new(false),
-            inner: Mutex::new(Inner { waker: None, exited: None, parent, abort: None, extra: None }),
+            inner: Mutex::new(Inner { exited: None, parent, abort: None, extra: None }),
         })
     }
 
@@ -119,8 +123,14 @@ impl Cell {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Records the actor's task. A signal queued before this found nobody to wake (the task
+    /// may have parked meanwhile, on another worker), so it is woken here.
     pub(crate) fn set_abort(&self, abort: AbortHandle) {
-        self.lock().abort = Some(abort);
+        let mut g = self.lock();
+        if g.has_signals() {
+            abort.wake();
+        }
+        g.abort = Some(abort);
     }
 
     /// Records that weft-actor is about to abort this actor's task (see `killed`). Relaxed:
@@ -145,20 +155,16 @@ impl Cell {
     /// Queues a signal and wakes the actor. Returns `false` (dropping the signal) when the
     /// actor has already stopped.
     pub(crate) fn signal(&self, signal: Signal) -> bool {
-        let waker = {
-            let mut g = self.lock();
-            if g.exited.is_some() {
-                return false;
-            }
-            g.extra().signals.push_back(signal);
-            self.has_signal.store(true, Ordering::Release);
-            // Cloned, not taken: the actor keeps its registration across parks, so parking
-            // again needs no lock (`poll_signal_registered`). The clone is a weft task
-            // waker's reference-count increment: no foreign code runs under the lock.
-            g.waker.clone()
-        };
-        if let Some(w) = waker {
-            w.wake();
+        let mut g = self.lock();
+        if g.exited.is_some() {
+            return false;
+        }
+        g.extra().signals.push_back(signal);
+        self.has_signal.store(true, Ordering::Release);
+        // Under the lock: a wake is a state-word transition and a queue push in weft's
+        // scheduler, no foreign code. Without the handle yet, `set_abort` wakes instead.
+        if let Some(a) = &g.abort {
+            a.wake();
         }
         true
     }
@@ -190,43 +196,10 @@ impl Cell {
         self.pop_locked(&mut g)
     }
 
-    /// Takes a pending signal, or registers `cx`'s waker for the next one.
-    pub(crate) fn poll_signal(&self, cx: &mut Context<'_>) -> Poll<Signal> {
-        let mut g = self.lock();
-        if let Some(s) = self.pop_locked(&mut g) {
-            return Poll::Ready(s);
-        }
-        match &g.waker {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            _ => g.waker = Some(cx.waker().clone()),
-        }
-        Poll::Pending
-    }
-
-    /// `poll_signal` for a task whose current waker is already registered (`registered`
-    /// will-wake it): with no signal pending, returns `Pending` without locking. Correct
-    /// because `signal` sets `has_signal` (Release) before waking the registered waker, so
-    /// either this Acquire load sees the flag or the wake comes after it.
-    #[inline]
-    pub(crate) fn poll_signal_registered(&self, cx: &mut Context<'_>, registered: &mut Option<Waker>) -> Poll<Signal> {
-        if registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) && !self.has_signal.load(Ordering::Acquire) {
-            return Poll::Pending;
-        }
-        self.poll_signal_register(cx, registered)
-    }
-
-    /// `poll_signal_registered`'s locked part, out of line (see `try_signal`).
-    #[inline(never)]
-    fn poll_signal_register(&self, cx: &mut Context<'_>, registered: &mut Option<Waker>) -> Poll<Signal> {
-        let poll = self.poll_signal(cx);
-        if poll.is_pending() && !registered.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            *registered = Some(cx.waker().clone());
-        }
-        poll
-    }
-
+    /// The next signal; with none pending, `signal` wakes the task when one comes (through its
+    /// handle, see `Inner::abort`), so nothing is registered.
     pub(crate) async fn recv_signal(&self) -> Signal {
-        poll_fn(|cx| self.poll_signal(cx)).await
+        poll_fn(|_| self.try_signal().map_or(Poll::Pending, Poll::Ready)).await
     }
 
     /// Adds `watcher` to `target`'s watchers; if `target` has already stopped, delivers the
@@ -300,7 +273,6 @@ impl Cell {
             let mut g = self.lock();
             debug_assert!(g.exited.is_none(), "an actor exits once");
             g.exited = Some(reason.duplicate());
-            g.waker = None;
             g.abort = None;
             self.has_signal.store(false, Ordering::Relaxed);
             (g.parent.take(), g.extra.take())
@@ -373,11 +345,11 @@ mod tests {
     use super::*;
 
     /// A cell is in every actor: 152 bytes with its signal queue, watchers and names inline,
-    /// 88 with them boxed on first use (`Inner::extra`).
+    /// 88 with them boxed on first use (`Inner::extra`), 72 without a registered waker.
     #[test]
     fn a_cell_is_small() {
         let size = std::mem::size_of::<Cell>();
         eprintln!("cell: {size} bytes");
-        assert!(size <= 88, "the actor cell grew to {size} bytes");
+        assert!(size <= 72, "the actor cell grew to {size} bytes");
     }
 }

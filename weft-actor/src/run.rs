@@ -215,8 +215,6 @@ enum Next<M> {
 struct NextEvent<'a, M> {
     cell: &'a Cell,
     rx: &'a mut MailboxRx<M>,
-    /// The waker last registered in the cell: parking again with the same one skips the lock.
-    registered: &'a mut Option<std::task::Waker>,
 }
 
 impl<M> Future for NextEvent<'_, M> {
@@ -228,12 +226,13 @@ impl<M> Future for NextEvent<'_, M> {
         if let Some(s) = this.cell.try_signal() {
             return Poll::Ready(Next::Signal(s));
         }
+        // Parked on the mailbox only: a signal queued from here on wakes the task through
+        // its handle (`Cell::signal`, or `Cell::set_abort` if it came before the handle).
         match this.rx.poll_recv(cx) {
-            Poll::Ready(Some(m)) => return Poll::Ready(Next::Msg(m)),
-            Poll::Ready(None) => return Poll::Ready(Next::Closed),
-            Poll::Pending => {}
+            Poll::Ready(Some(m)) => Poll::Ready(Next::Msg(m)),
+            Poll::Ready(None) => Poll::Ready(Next::Closed),
+            Poll::Pending => Poll::Pending,
         }
-        this.cell.poll_signal_registered(cx, this.registered).map(Next::Signal)
     }
 }
 
@@ -245,9 +244,8 @@ fn serve<'a, A: Actor>(
     rx: &'a mut MailboxRx<A::Msg>,
 ) -> impl Future<Output = ExitReason> + 'a {
     async move {
-        let mut registered = None;
         loop {
-            let next = NextEvent { cell: &ctx.cell, rx: &mut *rx, registered: &mut registered }.await;
+            let next = NextEvent { cell: &ctx.cell, rx: &mut *rx }.await;
             match next {
                 Next::Msg(m) => actor.handle(m, ctx).await,
                 Next::Closed => return ExitReason::Normal,

@@ -423,3 +423,39 @@ fn a_local_set_in_a_thread_local_is_dropped_at_thread_exit() {
     .expect("the thread exited cleanly");
     assert_eq!(drops.count(), 1, "the pending task's future was dropped at thread exit");
 }
+
+/// `AbortHandle::wake` polls an idle task again (here one that registered no waker at all),
+/// on both flavors, and does nothing to a completed task.
+#[test]
+fn abort_handle_wake_repolls_an_idle_task_and_ignores_a_finished_one() {
+    for rt in [support::ct(), support::mt(2)] {
+        rt.block_on(async {
+            let polls = Arc::new(AtomicUsize::new(0));
+            let p = polls.clone();
+            // Pending twice without registering its waker: only `wake` can bring it back.
+            let h = weft::spawn(std::future::poll_fn(move |_| {
+                if p.fetch_add(1, SeqCst) < 2 {
+                    std::task::Poll::Pending
+                } else {
+                    std::task::Poll::Ready(7)
+                }
+            }));
+            let abort = h.abort_handle();
+            for want in 1..=2 {
+                while polls.load(SeqCst) < want {
+                    weft::task::yield_now().await;
+                }
+                // Still idle after yielding: nothing else wakes it.
+                for _ in 0..10 {
+                    weft::task::yield_now().await;
+                }
+                assert_eq!(polls.load(SeqCst), want, "polled without a wake");
+                abort.wake();
+            }
+            assert_eq!(h.await.unwrap(), 7);
+            assert_eq!(polls.load(SeqCst), 3);
+            abort.wake();
+            assert!(abort.is_finished());
+        });
+    }
+}

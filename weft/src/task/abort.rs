@@ -24,6 +24,16 @@ impl AbortHandle {
         self.raw.task().abort();
     }
 
+    /// Schedules the task for another poll, as `wake_by_ref` on its own `Waker` would: an
+    /// idle task is submitted to its scheduler, a running one is polled again after its
+    /// current poll, a completed one is left alone. (weft only; tokio's `AbortHandle` has no
+    /// such method.) For code that keeps a task's handle anyway and delivers work to it
+    /// beside a queue the task polls, such as weft-actor's signals: the handle is then also
+    /// its way to wake the task, with no `Waker` to register and keep.
+    pub fn wake(&self) {
+        self.raw.task().wake_by_ref();
+    }
+
     /// True once the task has completed.
     pub fn is_finished(&self) -> bool {
         self.raw.header().state.load().is_complete()
