@@ -126,11 +126,15 @@ impl Cell {
     /// Records the actor's task. A signal queued before this found nobody to wake (the task
     /// may have parked meanwhile, on another worker), so it is woken here.
     pub(crate) fn set_abort(&self, abort: AbortHandle) {
-        let mut g = self.lock();
-        if g.has_signals() {
-            abort.wake();
+        let wake = {
+            let mut g = self.lock();
+            let wake = g.has_signals().then(|| abort.clone());
+            g.abort = Some(abort);
+            wake
+        };
+        if let Some(a) = wake {
+            a.wake();
         }
-        g.abort = Some(abort);
     }
 
     /// Records that weft-actor is about to abort this actor's task (see `killed`). Relaxed:
@@ -155,15 +159,18 @@ impl Cell {
     /// Queues a signal and wakes the actor. Returns `false` (dropping the signal) when the
     /// actor has already stopped.
     pub(crate) fn signal(&self, signal: Signal) -> bool {
-        let mut g = self.lock();
-        if g.exited.is_some() {
-            return false;
-        }
-        g.extra().signals.push_back(signal);
-        self.has_signal.store(true, Ordering::Release);
-        // Under the lock: a wake is a state-word transition and a queue push in weft's
-        // scheduler, no foreign code. Without the handle yet, `set_abort` wakes instead.
-        if let Some(a) = &g.abort {
+        let abort = {
+            let mut g = self.lock();
+            if g.exited.is_some() {
+                return false;
+            }
+            g.extra().signals.push_back(signal);
+            self.has_signal.store(true, Ordering::Release);
+            // Cloned (a task reference), and woken once the lock is released, as every wake
+            // in weft is. Without the handle yet, `set_abort` wakes instead.
+            g.abort.clone()
+        };
+        if let Some(a) = abort {
             a.wake();
         }
         true
