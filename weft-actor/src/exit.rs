@@ -110,22 +110,18 @@ impl ExitReason {
             ExitReason::Normal => ExitReason::Normal,
             ExitReason::Shutdown => ExitReason::Shutdown,
             ExitReason::Killed => ExitReason::Killed,
-            ExitReason::Panic(_) => self.duplicate_panic(),
+            ExitReason::Panic(p) => ExitReason::Panic(duplicate_panic(&**p)),
         }
     }
+}
 
-    #[inline(never)]
-    fn duplicate_panic(&self) -> ExitReason {
-        match self {
-            ExitReason::Panic(p) => match p.downcast_ref::<&'static str>() {
-                Some(s) => ExitReason::Panic(Box::new(*s)),
-                None => match p.downcast_ref::<String>() {
-                    Some(s) => ExitReason::Panic(Box::new(s.clone())),
-                    None => ExitReason::Panic(Box::new("<non-string panic payload>")),
-                },
-            },
-            _ => self.duplicate(),
-        }
+/// The copy of a panic payload `ExitReason::duplicate` hands out.
+#[inline(never)]
+fn duplicate_panic(p: &(dyn Any + Send)) -> Box<dyn Any + Send> {
+    match (p.downcast_ref::<&'static str>(), p.downcast_ref::<String>()) {
+        (Some(s), _) => Box::new(*s),
+        (None, Some(s)) => Box::new(s.clone()),
+        (None, None) => Box::new("<non-string panic payload>"),
     }
 }
 

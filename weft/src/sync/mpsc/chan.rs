@@ -233,10 +233,9 @@ impl<T, S: Capacity> Chan<T, S> {
         self.tx.cold().tx_weak_count.load(Relaxed)
     }
 
-    /// Closes the receiving side: sends fail from now on, `closed()` futures complete.
-    /// Closes the receiving side (once), and wakes `closed()` waiters if any ever watched
-    /// (`Cold::close_watch`): a `closed()` whose `WATCHED` came first is notified, one that
-    /// comes later sees `CLOSED` and does not wait.
+    /// Closes the receiving side (once): sends fail from now on, and `closed()` waiters are
+    /// woken if any ever watched (`Cold::close_watch`): a `closed()` whose `WATCHED` came first
+    /// is notified, one that comes later sees `CLOSED` and does not wait.
     pub(super) fn close_rx(&self) {
         if !self.rx_closed.swap(true, AcqRel) {
             self.capacity.close();
