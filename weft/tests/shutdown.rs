@@ -245,18 +245,27 @@ fn never_polled_queued_tasks_are_cancelled_at_shutdown() {
     drop(rt);
     assert_eq!(drops.count(), 1000);
 
-    // Multi-thread: both workers are blocked while the queues fill up, then shutdown starts.
-    let rt = support::mt(2);
+    // Multi-thread: both workers are blocked while the queues fill up, then shutdown starts,
+    // and only then are the workers let go. Without compensation, so that no spare thread
+    // runs the queues in a blocked worker's place (under valgrind the 1,000 spawns outlast
+    // the long-poll threshold, and a fixed 50 ms block once let every task run first).
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .compensate_blocked_workers(false)
+        .enable_all()
+        .build()
+        .unwrap();
     let drops = DropCounter::new();
-    let gate = Arc::new(Barrier::new(3));
+    let started = Arc::new(Barrier::new(3));
+    let release = Arc::new(Barrier::new(3));
     for _ in 0..2 {
-        let g = gate.clone();
+        let (s, r) = (started.clone(), release.clone());
         drop(rt.spawn(async move {
-            g.wait();
-            std::thread::sleep(Duration::from_millis(50));
+            s.wait();
+            r.wait();
         }));
     }
-    gate.wait();
+    started.wait();
     let handles: Vec<_> = (0..1000)
         .map(|_| {
             let t = drops.token();
@@ -265,7 +274,13 @@ fn never_polled_queued_tasks_are_cancelled_at_shutdown() {
             })
         })
         .collect();
+    // Released from another thread 50 ms into the drop, which waits for the workers.
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        release.wait();
+    });
     drop(rt);
+    releaser.join().unwrap();
     assert_eq!(drops.count(), 1000);
     let mut cancelled = 0;
     for h in handles {
