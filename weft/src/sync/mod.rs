@@ -59,7 +59,6 @@
 //!   would search; the intrusive list does neither.
 //! * A global mutex around each channel (as some actor runtimes do): fast on one core, but every send and receive would contend on it with many producers.
 
-mod atomic_waker;
 pub(crate) mod batch_semaphore;
 mod wait_list;
 mod wake_list;

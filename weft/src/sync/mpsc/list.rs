@@ -3,7 +3,7 @@
 //! reduced to one consumer).
 //!
 //! ```text
-//!  tail.index = position << 1 | RX_PARKED            one position per slot, plus one marker
+//!  tail.index = position << 2 | WAKING | RX_PARKED   one position per slot, plus one marker
 //!  block:  [ slot 0 | slot 1 | ... | slot BLOCK_CAP-1 ] --next--> [ ... ]     position per lap
 //! ```
 //! * A position `p` names slot `p % LAP` of the block it falls in; offset `BLOCK_CAP` (the last
@@ -23,9 +23,10 @@
 //! * **Freeing a block is safe** without hazard pointers because a sender dereferences a block
 //!   only after winning a slot in it, and its last access is the `ready` store; a block whose
 //!   every slot the receiver has seen `ready` has no sender left in it.
-//! * `RX_PARKED` lives in the tail word so that a sender learns whether the receiver sleeps
-//!   from the CAS it does anyway: the common case (receiver busy) costs senders no extra atomic
-//!   operation. See `chan.rs` for the parking protocol.
+//! * `RX_PARKED` and `WAKING` live in the tail word so that a sender learns whether the
+//!   receiver sleeps, and takes over its waker, with the CAS it does anyway: the common case
+//!   (receiver busy) costs senders no extra atomic operation, and waking a parked receiver
+//!   one more (`end_waking`). See `chan.rs` for the parking protocol.
 //!
 //! Rejected: installing the first block at the first send, so that an unused channel holds
 //! none (built and loom-checked, 2026-11-27). It saves 504 bytes only for a channel nobody
@@ -77,10 +78,14 @@ const SPARES: usize = 4;
 #[cfg(loom)]
 const SPARES: usize = 2;
 const BLOCK_CAP: usize = LAP - 1;
-const SHIFT: usize = 1;
-/// Set by the receiver in `tail.index` before it sleeps; cleared by the next claiming sender,
-/// which then wakes it.
-const RX_PARKED: usize = 1;
+const SHIFT: usize = 2;
+/// Set by the receiver in `tail.index` before it sleeps, after writing its waker into the
+/// channel's slot; cleared by the next claiming sender (or the last sender's drop), which sets
+/// `WAKING` in the same step.
+const RX_PARKED: usize = 0b01;
+/// Set with the clearing of `RX_PARKED`: the thread that set it owns the receiver's waker slot
+/// until it clears it (`end_waking`). Never set together with `RX_PARKED`.
+pub(super) const WAKING: usize = 0b10;
 
 /// A block's slots as two arrays, the `ready` flags together and the values together, not an
 /// array of (value, flag) pairs: a flag beside each value padded every slot to the value's
@@ -169,6 +174,14 @@ pub(super) struct Rx<T> {
 // SAFETY: `Rx` is only a cursor into blocks owned by the channel; it is moved with the channel.
 unsafe impl<T: Send> Send for Rx<T> {}
 
+/// The tail word `word` with a set `RX_PARKED` turned into `WAKING`, else unchanged. The two
+/// bits are never set together, so this is an addition: `0b01 + 1 = 0b10`. (Written as a
+/// branch on the bit, it cost 3 instructions per message in `weft-lab micro`'s mpsc rows.)
+fn turn_parked(word: usize) -> usize {
+    const _: () = assert!(RX_PARKED == 1 && WAKING == 2);
+    word + (word & RX_PARKED)
+}
+
 /// Messages claimed before position `p` (markers excluded).
 fn messages_before(p: usize) -> usize {
     p - p / LAP
@@ -239,7 +252,8 @@ impl<T> Tx<T> {
         }
     }
 
-    /// Appends `value`. Returns true if the receiver had parked (the caller must wake it).
+    /// Appends `value`. Returns true if the receiver had parked: the caller now holds `WAKING`
+    /// and must take and wake the receiver's waker, then call `end_waking`.
     pub(super) fn push(&self, value: T) -> bool {
         let backoff = Backoff::new();
         let mut next_block: *mut Block<T> = ptr::null_mut();
@@ -256,9 +270,11 @@ impl<T> Tx<T> {
                 next_block = self.new_block();
             }
             let block = self.head.tail.block.load(Acquire);
-            let new_tail = (tail & !RX_PARKED) + (1 << SHIFT);
+            // A parked receiver's flag turns into WAKING (`turn_parked`): the waker slot is
+            // ours until `end_waking`. A WAKING of another thread is kept for it to clear.
+            let new_tail = turn_parked(tail) + (1 << SHIFT);
             // AcqRel: Acquire pairs with the receiver's fetch_or of RX_PARKED (its waker
-            // registration happens before it); Release orders nothing we rely on.
+            // write happens before it); Release orders nothing we rely on.
             match self.head.tail.index.compare_exchange_weak(tail, new_tail, AcqRel, Relaxed) {
                 Ok(_) => {
                     // SAFETY: winning the CAS for position `tail` makes `block` (loaded after the
@@ -288,11 +304,52 @@ impl<T> Tx<T> {
         }
     }
 
-    /// Marks the receiver parked; returns the tail position it was parked at.
+    /// Marks the receiver parked; returns the tail position it was parked at. The receiver
+    /// calls it only with neither flag set (`rx_flags`, `unpark_rx`), after writing its waker.
     pub(super) fn park_rx(&self) -> usize {
-        // AcqRel: Release publishes the receiver's waker registration to the sender whose CAS
+        // AcqRel: Release publishes the receiver's waker write to the sender whose CAS
         // clears the flag; Acquire makes the returned position current.
         self.head.tail.index.fetch_or(RX_PARKED, AcqRel) >> SHIFT
+    }
+
+    /// The tail word's `RX_PARKED` and `WAKING` bits, for the receiver: it may write its waker
+    /// slot when both are clear (only it sets `RX_PARKED`, and `WAKING` comes only from
+    /// clearing that).
+    pub(super) fn rx_flags(&self) -> usize {
+        // Acquire pairs with `end_waking`'s Release (the tail word changes only by
+        // read-modify-writes, so any later value carries it): the last waker's access to the
+        // slot happens before the receiver writes it.
+        self.head.tail.index.load(Acquire) & (RX_PARKED | WAKING)
+    }
+
+    /// The receiver takes its waker slot back from a park no sender ended. Returns false if a
+    /// waker claimed it first (it holds `WAKING` and the slot).
+    pub(super) fn unpark_rx(&self) -> bool {
+        // AcqRel: as `rx_flags`; Release orders nothing we rely on.
+        self.head.tail.index.fetch_and(!RX_PARKED, AcqRel) & RX_PARKED != 0
+    }
+
+    /// For a waker that is not a sender's push (the last sender's drop, a returned permit):
+    /// turns a parked receiver's `RX_PARKED` into `WAKING` and returns true, giving the caller
+    /// the waker slot as `push` does. Always a read-modify-write (a no-op write when nobody is
+    /// parked), so a receiver that parks later reads the caller's earlier writes (`chan.rs`).
+    pub(super) fn claim_parked(&self) -> bool {
+        let mut cur = self.head.tail.index.load(Relaxed);
+        loop {
+            // AcqRel: Acquire pairs with the receiver's `park_rx` (its waker write); Release
+            // publishes the caller's earlier writes to the receiver's next `park_rx`.
+            match self.head.tail.index.compare_exchange_weak(cur, turn_parked(cur), AcqRel, Relaxed) {
+                Ok(_) => return cur & RX_PARKED != 0,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Gives the receiver's waker slot back after a wake (`push` or `claim_parked` returned
+    /// true).
+    pub(super) fn end_waking(&self) {
+        // Release: the slot's take happens before the receiver's next write (`rx_flags`).
+        self.head.tail.index.fetch_and(!WAKING, Release);
     }
 
     /// The current tail position (messages claimed so far, markers included).

@@ -145,3 +145,23 @@ fn loom_mpsc_closed_races_receiver_drop() {
         th.join().unwrap();
     });
 }
+
+/// The receiver parks with one waker (a poll that finds nothing), then parks again with
+/// another (`block_on`) while a sender pushes: the second park must take the slot back from
+/// the first (`unpark_rx`), or find the sender holding it and poll again. A wake that went to
+/// the first waker only would leave `block_on` asleep (loom reports the deadlock).
+#[test]
+fn loom_mpsc_receiver_reparks_while_a_sender_wakes() {
+    model(|| {
+        let (tx, mut rx) = unbounded_channel::<usize>();
+        let a = thread::spawn(move || tx.send(1).unwrap());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let first = rx.poll_recv(&mut cx);
+        let got = match first {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => block_on(rx.recv()),
+        };
+        assert_eq!(got, Some(1));
+        a.join().unwrap();
+    });
+}

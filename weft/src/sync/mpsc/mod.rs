@@ -16,8 +16,9 @@
 //! * **No wake traffic while the receiver is busy.** Whether the receiver sleeps is a bit in
 //!   the same tail word the sender's CAS already touches (`chan.rs`), so a send to a receiver
 //!   that is draining the queue does no extra atomic operation, and only the first send after
-//!   the receiver parks pays for a wake. (tokio's channel calls its `AtomicWaker` on every
-//!   send.)
+//!   the receiver parks pays for a wake. The receiver's waker is owned through two bits of that
+//!   word too: parking writes it with no atomic operation of its own, and the waking sender's
+//!   claim of the slot is its CAS. (tokio's channel calls its `AtomicWaker` on every send.)
 //! * **Lock-free capacity**: taking and returning a permit are one CAS each unless senders are
 //!   queued (tokio's semaphore takes its waiter mutex on every permit returned).
 //! * **One allocation per channel**: the first block is part of the channel (`list.rs`), and it
