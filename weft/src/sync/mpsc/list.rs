@@ -457,10 +457,13 @@ impl<T> Tx<T> {
         }
         rx.block = ptr::null_mut();
         for slot in &self.head.spare {
-            let spare = slot.swap(ptr::null_mut(), Relaxed);
+            // A load, not a swap: nothing else can reach the queue (`# Safety`), and a swap is
+            // an atomic read-modify-write even of a null slot: four per channel dropped, at
+            // the end of every actor (`weft-lab actors --filter =spawn`).
+            let spare = slot.load(Relaxed);
             if !spare.is_null() {
-                // SAFETY: the spare block was swapped out of its slot, so nothing else can
-                // reach it.
+                // SAFETY: the channel is going and nothing else can reach the queue (`#
+                // Safety`), so the spare block is ours; the slot is never read again.
                 unsafe { self.free(spare) };
             }
         }
