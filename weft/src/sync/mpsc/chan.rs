@@ -375,12 +375,8 @@ impl<T, S: Capacity> Chan<T, S> {
     /// As `rx_poll_recv`.
     #[inline(never)]
     unsafe fn rx_poll_park(&self, cx: &mut Context<'_>, coop: crate::task::coop::RestoreOnPending) -> Poll<Option<T>> {
-        if self.rx_done() {
-            coop.made_progress();
-            // A push may have landed between the pop above and the check.
-            // SAFETY: the caller is the single receiver (`# Safety`).
-            return Poll::Ready(unsafe { self.rx_try_pop() });
-        }
+        // The end is checked once, after parking (step 4): a check before it as well cost every
+        // park three loads for the one receive that finds the channel closed.
         // SAFETY: the caller is the single receiver (`# Safety`).
         let Some(tail) = (unsafe { self.park_rx(cx.waker()) }) else {
             // A wake is in flight: poll again rather than sleep (a spin hint here, a
@@ -389,13 +385,20 @@ impl<T, S: Capacity> Chan<T, S> {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         };
-        // SAFETY: the caller is the single receiver (`# Safety`).
-        if let Some(v) = unsafe { self.rx_try_pop() } {
-            coop.made_progress();
-            return Poll::Ready(Some(v));
+        // The head slot's flag first, inline: the out-of-line pop that would find it unset
+        // cost a parking receive 14 instructions (callgrind, `ping_pong`).
+        // SAFETY: the caller is the single receiver (`# Safety`), so nobody writes the cursor
+        // meanwhile.
+        if self.rx.with(|rx| unsafe { self.tx.head_ready(&*rx) }) {
+            // SAFETY: as above.
+            if let Some(v) = unsafe { self.rx_try_pop() } {
+                coop.made_progress();
+                return Poll::Ready(Some(v));
+            }
         }
         if self.rx_done() {
             coop.made_progress();
+            // A push may have landed between the pop above and the check.
             // SAFETY: the caller is the single receiver (`# Safety`).
             return Poll::Ready(unsafe { self.rx_try_pop() });
         }
