@@ -291,6 +291,11 @@ impl Context {
     /// run now and moves the others to the back of the local queue (a lone task yielding in
     /// a loop thus skips the queue).
     fn requeue_deferred(&self, core: &mut Core) -> Option<Runnable<Arc<Handle>>> {
+        // Checked first: an empty `Drain` still costs ~30 instructions to build and drop
+        // (callgrind, current-thread flavour).
+        if core.deferred.is_empty() {
+            return None;
+        }
         let mut deferred = core.deferred.drain(..);
         let first = deferred.next()?;
         let inject = &self.shared().inject;
