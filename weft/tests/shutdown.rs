@@ -245,26 +245,26 @@ fn never_polled_queued_tasks_are_cancelled_at_shutdown() {
     drop(rt);
     assert_eq!(drops.count(), 1000);
 
-    // Multi-thread: both workers are blocked while the queues fill up, then shutdown starts,
-    // and only then are the workers let go. Without compensation, so that no spare thread
-    // runs the queues in a blocked worker's place (under valgrind the 1,000 spawns outlast
-    // the long-poll threshold, and a fixed 50 ms block once let every task run first).
+    // Multi-thread: the worker is blocked while the queue fills up, then shutdown starts, and
+    // only then is the worker let go. Without compensation, so that no spare thread runs the
+    // queue in the blocked worker's place (under valgrind the 1,000 spawns outlast the
+    // long-poll threshold, and a fixed 50 ms block once let every task run first). One
+    // worker: with two, both blockers could land in one worker's queue, and with no
+    // compensation the second never ran (a hang within 30 local runs).
     let rt = weft::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .compensate_blocked_workers(false)
         .enable_all()
         .build()
         .unwrap();
     let drops = DropCounter::new();
-    let started = Arc::new(Barrier::new(3));
-    let release = Arc::new(Barrier::new(3));
-    for _ in 0..2 {
-        let (s, r) = (started.clone(), release.clone());
-        drop(rt.spawn(async move {
-            s.wait();
-            r.wait();
-        }));
-    }
+    let started = Arc::new(Barrier::new(2));
+    let release = Arc::new(Barrier::new(2));
+    let (s, r) = (started.clone(), release.clone());
+    drop(rt.spawn(async move {
+        s.wait();
+        r.wait();
+    }));
     started.wait();
     let handles: Vec<_> = (0..1000)
         .map(|_| {
@@ -274,9 +274,14 @@ fn never_polled_queued_tasks_are_cancelled_at_shutdown() {
             })
         })
         .collect();
-    // Released from another thread 50 ms into the drop, which waits for the workers.
+    // Released from another thread once the drop, which waits for the worker, has begun
+    // shutting down: from then on a spawn is refused at once (the injection queue is closed),
+    // where before it is queued behind the others.
+    let handle = rt.handle().clone();
     let releaser = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(50));
+        while !handle.spawn(async {}).is_finished() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         release.wait();
     });
     drop(rt);
@@ -294,7 +299,7 @@ fn never_polled_queued_tasks_are_cancelled_at_shutdown() {
             }
         }
     }
-    assert!(cancelled > 0, "the queued tasks should not all have run during the 50 ms block");
+    assert!(cancelled > 0, "the queued tasks should not all have run while the workers were blocked");
 }
 
 #[test]

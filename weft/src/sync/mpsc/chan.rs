@@ -6,10 +6,10 @@
 //! The receiver's waker lives in a plain slot (`rx_waker`), owned through two bits of the
 //! queue's tail word (`list.rs`): `RX_PARKED` (the receiver has written the slot and sleeps)
 //! and `WAKING` (a waker holds the slot). The receiver, finding the queue empty:
-//! 1. reads the bits (`rx_flags`). If `WAKING` is set, a wake is in flight, possibly for a
-//!    waker it no longer owns: it wakes itself and returns. If `RX_PARKED` is still set from
-//!    an earlier park that no sender ended, it clears it (`unpark_rx`, a read-modify-write
-//!    that fails if a waker got there first: then it wakes itself as well);
+//! 1. reads the bits (`rx_owns_slot`). If `WAKING` is set, a wake is in flight, possibly for
+//!    a waker it no longer owns: it wakes itself and returns. If `RX_PARKED` is still set from
+//!    an earlier park that no sender ended, it clears it (a read-modify-write that fails if a
+//!    waker got there first: then it wakes itself as well);
 //! 2. with both bits clear the slot is its own (only it sets `RX_PARKED`, and `WAKING` comes
 //!    only from clearing that): it writes its waker there, keeping an equivalent one;
 //! 3. sets `RX_PARKED` (`fetch_or`, which also returns the tail);
@@ -230,8 +230,7 @@ impl<T, S: Capacity> Chan<T, S> {
     /// # Safety
     /// Only the single receiver calls this.
     unsafe fn park_rx(&self, waker: &Waker) -> Option<usize> {
-        let flags = self.tx.rx_flags();
-        if flags == list::WAKING || (flags != 0 && !self.tx.unpark_rx()) {
+        if !self.tx.rx_owns_slot() {
             return None;
         }
         // SAFETY: neither bit is set, and only this receiver sets `RX_PARKED` (the caller is
@@ -439,8 +438,7 @@ impl<T, S: Capacity> Chan<T, S> {
         // The receiver will never poll again: release its waker now (it may keep a task's
         // allocation alive), not when the last sender goes. A waker holding `WAKING` takes
         // it itself.
-        let flags = self.tx.rx_flags();
-        if flags == 0 || (flags != list::WAKING && self.tx.unpark_rx()) {
+        if self.tx.rx_owns_slot() {
             // SAFETY: neither bit is set now and only the receiver (the caller) sets
             // `RX_PARKED`: the slot is ours.
             drop(unsafe { self.rx_waker.with_mut(|w| (*w).take()) });

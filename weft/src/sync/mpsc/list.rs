@@ -85,7 +85,7 @@ const SHIFT: usize = 2;
 const RX_PARKED: usize = 0b01;
 /// Set with the clearing of `RX_PARKED`: the thread that set it owns the receiver's waker slot
 /// until it clears it (`end_waking`). Never set together with `RX_PARKED`.
-pub(super) const WAKING: usize = 0b10;
+const WAKING: usize = 0b10;
 
 /// A block's slots as two arrays, the `ready` flags together and the values together, not an
 /// array of (value, flag) pairs: a flag beside each value padded every slot to the value's
@@ -344,28 +344,28 @@ impl<T> Tx<T> {
     }
 
     /// Marks the receiver parked; returns the tail position it was parked at. The receiver
-    /// calls it only with neither flag set (`rx_flags`, `unpark_rx`), after writing its waker.
+    /// calls it only with neither flag set (`rx_owns_slot`), after writing its waker.
     pub(super) fn park_rx(&self) -> usize {
         // AcqRel: Release publishes the receiver's waker write to the sender whose CAS
         // clears the flag; Acquire makes the returned position current.
         self.head.tail.index.fetch_or(RX_PARKED, AcqRel) >> SHIFT
     }
 
-    /// The tail word's `RX_PARKED` and `WAKING` bits, for the receiver: it may write its waker
-    /// slot when both are clear (only it sets `RX_PARKED`, and `WAKING` comes only from
-    /// clearing that).
-    pub(super) fn rx_flags(&self) -> usize {
+    /// For the receiver: whether its waker slot is its own now, i.e. neither bit is set. It
+    /// may be set from an earlier park that no sender ended: then `RX_PARKED` is cleared here
+    /// (a read-modify-write that loses to a waker that got there first). `false`: a waker
+    /// holds `WAKING` and the slot. Only the receiver sets `RX_PARKED`, and `WAKING` comes only
+    /// from clearing that, so a `true` holds until the receiver's next `park_rx`.
+    pub(super) fn rx_owns_slot(&self) -> bool {
         // Acquire pairs with `end_waking`'s Release (the tail word changes only by
         // read-modify-writes, so any later value carries it): the last waker's access to the
         // slot happens before the receiver writes it.
-        self.head.tail.index.load(Acquire) & (RX_PARKED | WAKING)
-    }
-
-    /// The receiver takes its waker slot back from a park no sender ended. Returns false if a
-    /// waker claimed it first (it holds `WAKING` and the slot).
-    pub(super) fn unpark_rx(&self) -> bool {
-        // AcqRel: as `rx_flags`; Release orders nothing we rely on.
-        self.head.tail.index.fetch_and(!RX_PARKED, AcqRel) & RX_PARKED != 0
+        match self.head.tail.index.load(Acquire) & (RX_PARKED | WAKING) {
+            0 => true,
+            WAKING => false,
+            // AcqRel: as the load above; Release orders nothing we rely on.
+            _ => self.head.tail.index.fetch_and(!RX_PARKED, AcqRel) & RX_PARKED != 0,
+        }
     }
 
     /// For a waker that is not a sender's push (the last sender's drop, a returned permit):
@@ -387,7 +387,7 @@ impl<T> Tx<T> {
     /// Gives the receiver's waker slot back after a wake (`push` or `claim_parked` returned
     /// true).
     pub(super) fn end_waking(&self) {
-        // Release: the slot's take happens before the receiver's next write (`rx_flags`).
+        // Release: the slot's take happens before the receiver's next write (`rx_owns_slot`).
         self.head.tail.index.fetch_and(!WAKING, Release);
     }
 

@@ -148,7 +148,7 @@ fn loom_mpsc_closed_races_receiver_drop() {
 
 /// The receiver parks with one waker (a poll that finds nothing), then parks again with
 /// another (`block_on`) while a sender pushes: the second park must take the slot back from
-/// the first (`unpark_rx`), or find the sender holding it and poll again. A wake that went to
+/// the first (`rx_owns_slot`), or find the sender holding it and poll again. A wake that went to
 /// the first waker only would leave `block_on` asleep (loom reports the deadlock).
 #[test]
 fn loom_mpsc_receiver_reparks_while_a_sender_wakes() {
