@@ -6,10 +6,9 @@
 //! actor is one weft task that may move between worker threads.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use crate::actor_ref::{ActorRef, MailboxWeak};
-use crate::cell::Cell;
+use crate::cell::{Cell, CellRef};
 use crate::exit::{ActorId, Down, Exit, ExitReason};
 
 /// An actor: private state plus a `handle` for each message, run as one weft task.
@@ -57,7 +56,7 @@ pub trait Actor: Send + Sized + 'static {
 
 /// What an actor's hooks may do to the actor itself.
 pub struct Context<A: Actor> {
-    pub(crate) cell: Arc<Cell>,
+    pub(crate) cell: CellRef,
     pub(crate) weak: MailboxWeak<A::Msg>,
     pub(crate) stop: Option<ExitReason>,
     pub(crate) trap_exit: bool,

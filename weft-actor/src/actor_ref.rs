@@ -10,7 +10,6 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -18,7 +17,7 @@ use weft::sync::mpsc::{self, error::SendError, error::SendTimeoutError, error::T
 use weft::sync::oneshot;
 
 use crate::actor::Actor;
-use crate::cell::{Cell, Signal};
+use crate::cell::{CellRef, Signal};
 use crate::exit::{ActorId, ExitReason};
 
 /// The mailbox capacity `spawn` uses.
@@ -102,7 +101,7 @@ pub(crate) fn mailbox<M>(kind: Mailbox) -> (MailboxTx<M>, MailboxWeak<M>, Mailbo
 /// is dropped and its mailbox is empty, the actor stops with `ExitReason::Normal`.
 pub struct ActorRef<A: Actor> {
     pub(crate) tx: MailboxTx<A::Msg>,
-    pub(crate) cell: Arc<Cell>,
+    pub(crate) cell: CellRef,
 }
 
 impl<A: Actor> Clone for ActorRef<A> {

@@ -13,10 +13,11 @@ use std::any::Any;
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::task::Poll;
 
 use weft::sync::oneshot;
+use weft::__private::ArenaArc;
 use weft::task::AbortHandle;
 
 use crate::exit::{ActorId, Down, Exit, ExitReason};
@@ -40,11 +41,11 @@ pub(crate) enum Signal {
 /// Who is told when the actor stops.
 enum Watcher {
     /// Two-way link: the other side gets `Signal::Exit`.
-    Link(Arc<Cell>),
+    Link(CellRef),
     /// The other side monitors this actor and gets `Signal::Down`.
-    Monitor(Arc<Cell>),
+    Monitor(CellRef),
     /// The supervisor: gets `Signal::Exit` with the original panic payload.
-    Parent(Arc<Cell>),
+    Parent(CellRef),
     /// `ActorRef::wait_stopped`.
     Waiter(oneshot::Sender<ExitReason>),
 }
@@ -53,7 +54,7 @@ struct Inner {
     /// Set once, when the actor has stopped and its state has been dropped.
     exited: Option<ExitReason>,
     /// The supervisor, told first and given the original exit reason (`Watcher::Parent`).
-    parent: Option<Arc<Cell>>,
+    parent: Option<CellRef>,
     /// The actor's task: how `kill` aborts it, and how `signal` wakes it (`AbortHandle::wake`,
     /// so no `Waker` is registered or kept: a registration took the lock at every actor's
     /// first park, 114 instructions per actor in `skynet_doc_1t`, and 16 bytes of the cell).
@@ -89,6 +90,12 @@ impl Inner {
     }
 }
 
+/// A shared reference to a cell. In the runtime's task arena when the actor is made on a
+/// runtime (`weft::__private::ArenaArc`): with many actors alive, glibc served each 96-byte
+/// cell from its slow paths, ~250 instructions to make and ~140 to free of an actor's spawn
+/// (callgrind, `weft-lab actors --filter =spawn`, one worker).
+pub(crate) type CellRef = ArenaArc<Cell>;
+
 pub(crate) struct Cell {
     id: ActorId,
     /// A hint that `signals` is non-empty. Set (Release) after pushing under the lock, cleared
@@ -104,8 +111,8 @@ pub(crate) struct Cell {
 }
 
 impl Cell {
-    pub(crate) fn new(parent: Option<Arc<Cell>>) -> Arc<Cell> {
-        Arc::new(Cell {
+    pub(crate) fn new(parent: Option<CellRef>) -> CellRef {
+        CellRef::new(Cell {
             id: ActorId::next(),
             has_signal: AtomicBool::new(false),
             killed: AtomicBool::new(false),
@@ -211,7 +218,7 @@ impl Cell {
 
     /// Adds `watcher` to `target`'s watchers; if `target` has already stopped, delivers the
     /// notice now instead (monitors and links of a dead actor fire at once, as in Erlang).
-    fn watch(target: &Arc<Cell>, watcher: Watcher) {
+    fn watch(target: &Cell, watcher: Watcher) {
         let dead = {
             let mut g = target.lock();
             match &g.exited {
@@ -226,12 +233,12 @@ impl Cell {
     }
 
     /// `me` monitors `target`.
-    pub(crate) fn monitor(me: &Arc<Cell>, target: &Arc<Cell>) {
+    pub(crate) fn monitor(me: &CellRef, target: &CellRef) {
         Cell::watch(target, Watcher::Monitor(me.clone()));
     }
 
     /// Two-way link between `a` and `b`.
-    pub(crate) fn link(a: &Arc<Cell>, b: &Arc<Cell>) {
+    pub(crate) fn link(a: &CellRef, b: &CellRef) {
         if a.id == b.id {
             return;
         }
@@ -240,13 +247,13 @@ impl Cell {
     }
 
     /// Removes the link between `a` and `b` (both directions) and monitors of `a` by `b`'s id.
-    pub(crate) fn unlink(a: &Arc<Cell>, b: &Arc<Cell>) {
+    pub(crate) fn unlink(a: &CellRef, b: &CellRef) {
         a.lock().unlink(b.id);
         b.lock().unlink(a.id);
     }
 
     /// A future resolving to a copy of the exit reason (the original when no parent claims it).
-    pub(crate) fn wait_stopped(self: &Arc<Cell>) -> oneshot::Receiver<ExitReason> {
+    pub(crate) fn wait_stopped(&self) -> oneshot::Receiver<ExitReason> {
         let (tx, rx) = oneshot::channel();
         Cell::watch(self, Watcher::Waiter(tx));
         rx

@@ -10,14 +10,13 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::Poll;
 
 use weft::task::JoinHandle;
 
 use crate::actor::{Actor, Context};
 use crate::actor_ref::{mailbox, ActorRef, Mailbox, MailboxRx, MailboxTx};
-use crate::cell::{Cell, Signal};
+use crate::cell::{Cell, CellRef, Signal};
 use crate::exit::ExitReason;
 
 /// Spawns `actor` with the given mailbox. Must be called inside a weft runtime.
@@ -117,7 +116,7 @@ enum Start {
 }
 
 /// Builds an incarnation: mailbox, cell, and the guard that owns the state and context.
-fn incarnation<A: Actor>(actor: A, kind: Mailbox, parent: Option<Arc<Cell>>) -> (MailboxTx<A::Msg>, Incarnation<A>) {
+fn incarnation<A: Actor>(actor: A, kind: Mailbox, parent: Option<CellRef>) -> (MailboxTx<A::Msg>, Incarnation<A>) {
     let (tx, weak, rx) = mailbox(kind);
     let ctx = Context { cell: Cell::new(parent), weak, stop: None, trap_exit: false };
     (tx, Incarnation { actor: Some(actor), rx: Some(rx), ctx, finished: false })
@@ -151,7 +150,7 @@ pub(crate) fn spawn_inner<A: Actor>(actor: A, kind: Mailbox) -> ActorRef<A> {
 pub(crate) async fn spawn_supervised<A: Actor>(
     actor: A,
     kind: Mailbox,
-    parent: Arc<Cell>,
+    parent: CellRef,
     on: Option<&weft::runtime::Handle>,
 ) -> (ActorRef<A>, JoinHandle<()>) {
     let (tx, mut inc) = incarnation(actor, kind, Some(parent));

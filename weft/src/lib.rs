@@ -62,6 +62,8 @@ pub use weft_macros::{main, test};
 pub mod __private {
     //! Used by the code `#[weft::main]` / `#[weft::test]` expand to.
     pub use crate::runtime::Builder;
+    /// weft-actor's actor cells (`task/arena_arc.rs`).
+    pub use crate::task::arena_arc::ArenaArc;
     #[cfg(feature = "macros")]
     pub use weft_macros::{join_impl, select_impl, try_join_impl};
 }

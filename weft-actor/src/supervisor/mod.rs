@@ -54,7 +54,7 @@ pub use spec::{Backoff, ChildId, ChildSpec, Restart, Shutdown, Strategy, Supervi
 
 use crate::actor::Actor;
 use crate::actor_ref::ActorRef;
-use crate::cell::{Cell, Signal};
+use crate::cell::{CellRef, Signal};
 use crate::exit::{ActorId, ExitReason};
 use run::Command;
 
@@ -92,7 +92,7 @@ impl std::error::Error for SupervisorError {}
 /// A handle to a running supervisor.
 #[derive(Clone)]
 pub struct SupervisorRef {
-    pub(crate) cell: Arc<Cell>,
+    pub(crate) cell: CellRef,
 }
 
 impl fmt::Debug for SupervisorRef {

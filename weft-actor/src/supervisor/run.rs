@@ -17,7 +17,7 @@ use weft::task::JoinHandle;
 
 use super::spec::{ChildSpec, Restart, Shutdown, Started, Strategy, SupervisorEvent, SupervisorSpec};
 use super::{ChildInfo, SupervisorError, SupervisorRef};
-use crate::cell::{Cell, Signal};
+use crate::cell::{Cell, CellRef, Signal};
 use crate::exit::{ActorId, ExitReason, IdMap};
 
 /// A request from a `SupervisorRef`, carried in `Signal::Command`.
@@ -30,7 +30,7 @@ pub(crate) enum Command {
 }
 
 struct Running {
-    cell: Arc<Cell>,
+    cell: CellRef,
     join: JoinHandle<()>,
     handle: Arc<dyn Any + Send + Sync>,
 }
@@ -50,7 +50,7 @@ struct Child {
 
 struct Supervisor {
     spec: SupervisorSpec,
-    cell: Arc<Cell>,
+    cell: CellRef,
     children: Vec<Child>,
     /// How many `children` are `removed`.
     tombstones: usize,
@@ -84,7 +84,7 @@ impl Drop for Supervisor {
 
 pub(crate) fn spawn_supervisor(
     spec: SupervisorSpec,
-    parent: Option<Arc<Cell>>,
+    parent: Option<CellRef>,
     ready: Option<oneshot::Sender<()>>,
 ) -> (SupervisorRef, JoinHandle<()>) {
     let cell = Cell::new(parent);

@@ -19,7 +19,7 @@ use weft::task::JoinHandle;
 
 use crate::actor::Actor;
 use crate::actor_ref::Mailbox;
-use crate::cell::Cell;
+use crate::cell::CellRef;
 use crate::exit::ExitReason;
 
 /// Which children a supervisor restarts when one of them must be restarted.
@@ -80,7 +80,7 @@ impl Backoff {
 
 /// A started child as its supervisor holds it.
 pub(crate) struct Started {
-    pub(crate) cell: Arc<Cell>,
+    pub(crate) cell: CellRef,
     pub(crate) join: JoinHandle<()>,
     /// An `ActorRef<A>` or a `SupervisorRef`, for `SupervisorRef::child`.
     pub(crate) handle: Arc<dyn Any + Send + Sync>,
@@ -90,7 +90,7 @@ pub(crate) struct Started {
 }
 
 /// Starts one incarnation of a child under the given parent cell.
-pub(crate) type StartFn = Arc<dyn Fn(Arc<Cell>) -> Pin<Box<dyn Future<Output = Started> + Send>> + Send + Sync>;
+pub(crate) type StartFn = Arc<dyn Fn(CellRef) -> Pin<Box<dyn Future<Output = Started> + Send>> + Send + Sync>;
 
 /// A child's id within its supervisor. A `&'static str` id (the usual case: one literal per
 /// child in a spec) is borrowed, so building a spec and cloning it (every restart of a

@@ -78,6 +78,12 @@ pub(crate) fn try_current() -> Option<scheduler::Handle> {
     CONTEXT.try_with(|c| c.handle.borrow().clone()).ok().flatten()
 }
 
+/// The current runtime's task arena, if this thread is in a runtime that has one (what an
+/// `ArenaArc` made here allocates from).
+pub(crate) fn current_arena() -> Option<crate::task::arena::TaskArena> {
+    CONTEXT.try_with(|c| c.handle.borrow().as_ref().and_then(|h| h.task_arena().cloned())).ok().flatten()
+}
+
 /// The current runtime's handle, or a panic naming `what` and how to enter a runtime.
 #[track_caller]
 pub(crate) fn current_or_panic(what: &str) -> scheduler::Handle {

@@ -49,6 +49,7 @@
 
 mod abort;
 pub(crate) mod arena;
+pub(crate) mod arena_arc;
 mod block_in_place;
 pub mod coop;
 pub(crate) mod core;

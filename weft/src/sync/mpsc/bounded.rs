@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::chan::{Bounded, Chan};
 use super::error::{SendError, SendTimeoutError, TrySendError};
 use super::rx::{receiver_methods, RxCore};
-use crate::loom::sync::Arc;
+use crate::task::arena_arc::ArenaArc;
 use crate::sync::batch_semaphore::{RawSemaphore, TryAcquireError};
 
 type BChan<T> = Chan<T, Bounded>;
@@ -44,13 +44,13 @@ pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
 
 /// The sending half of a bounded channel. Clone it for more producers.
 pub struct Sender<T> {
-    chan: Arc<BChan<T>>,
+    chan: ArenaArc<BChan<T>>,
     max: usize,
 }
 
 /// A sender that does not keep the channel open; `upgrade` it to send.
 pub struct WeakSender<T> {
-    chan: Arc<BChan<T>>,
+    chan: ArenaArc<BChan<T>>,
     max: usize,
 }
 
@@ -229,7 +229,7 @@ impl<T> Sender<T> {
     }
 
     pub fn same_channel(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.chan, &other.chan)
+        ArenaArc::ptr_eq(&self.chan, &other.chan)
     }
 
     /// The number of strong senders (this one included).

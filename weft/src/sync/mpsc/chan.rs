@@ -39,10 +39,10 @@ use std::task::{Context, Poll, Waker};
 
 use super::list::{self, Rx, Tx};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::*};
-use crate::loom::sync::Arc;
 use crate::loom::UnsafeCell;
 use crate::sync::batch_semaphore::RawSemaphore;
 use crate::sync::Notify;
+use crate::task::arena_arc::ArenaArc;
 
 /// How a flavor bounds the channel.
 pub(super) trait Capacity: Send + Sync + 'static {
@@ -152,50 +152,24 @@ unsafe impl<T: Send, S: Capacity> Send for Chan<T, S> {}
 unsafe impl<T: Send, S: Capacity> Sync for Chan<T, S> {}
 
 impl<T, S: Capacity> Chan<T, S> {
-    /// A new channel with one strong sender, in its `Arc`, written in place: built by value,
-    /// the channel (its first block included) was copied into the `Arc` (a ~600-byte
-    /// `memcpy` per channel; callgrind, `weft-lab actors --filter =spawn`).
-    #[cfg(not(loom))]
-    pub(super) fn new_arc(capacity: S) -> Arc<Chan<T, S>> {
-        let mut chan = Arc::<Chan<T, S>>::new_uninit();
-        let p = Arc::get_mut(&mut chan).expect("a new Arc is unique").as_mut_ptr();
-        // SAFETY: `p` is the fresh `Arc`'s memory, valid and aligned for one `Chan`, which the
-        // `Arc` never moves (so the queue's ends stay valid); every field is written once before
-        // `assume_init`.
+    /// A new channel with one strong sender, written in place in its `ArenaArc` (in the
+    /// runtime's task arena when made on a runtime: `task::arena_arc`). Built by value, the
+    /// channel (its first block included) was copied into place (a ~600-byte `memcpy` per
+    /// channel; callgrind, `weft-lab actors --filter =spawn`).
+    pub(super) fn new_arc(capacity: S) -> ArenaArc<Chan<T, S>> {
+        // SAFETY: `p` is valid and aligned for one `Chan`, which never moves once made (so
+        // the queue's ends may point into it); every field is written once, and nothing here
+        // unwinds.
         unsafe {
-            let rx = list::init_in_place(std::ptr::addr_of_mut!((*p).tx), Cold::new());
-            std::ptr::addr_of_mut!((*p).rx).write(UnsafeCell::new(rx));
-            std::ptr::addr_of_mut!((*p).rx_waker).write(UnsafeCell::new(None));
-            std::ptr::addr_of_mut!((*p).tx_count).write(AtomicUsize::new(1));
-            std::ptr::addr_of_mut!((*p).rx_closed).write(AtomicBool::new(false));
-            std::ptr::addr_of_mut!((*p).capacity).write(capacity);
-            chan.assume_init()
+            ArenaArc::new_in_place(|p: *mut Chan<T, S>| {
+                let rx = list::init_in_place(std::ptr::addr_of_mut!((*p).tx), Cold::new());
+                std::ptr::addr_of_mut!((*p).rx).write(UnsafeCell::new(rx));
+                std::ptr::addr_of_mut!((*p).rx_waker).write(UnsafeCell::new(None));
+                std::ptr::addr_of_mut!((*p).tx_count).write(AtomicUsize::new(1));
+                std::ptr::addr_of_mut!((*p).rx_closed).write(AtomicBool::new(false));
+                std::ptr::addr_of_mut!((*p).capacity).write(capacity);
+            })
         }
-    }
-
-    /// A new channel with one strong sender, in its `Arc`. Loom's `Arc` has no `new_uninit`:
-    /// the queue is written on the stack, moved into the `Arc` with the channel, and its ends
-    /// are then pointed at the inline block where it now lives.
-    #[cfg(loom)]
-    pub(super) fn new_arc(capacity: S) -> Arc<Chan<T, S>> {
-        let mut tx = std::mem::MaybeUninit::<Tx<T>>::uninit();
-        // SAFETY: `tx` is valid and aligned for one `Tx`; `link_first` below re-points both ends
-        // after the move, before anyone uses the queue.
-        let rx = unsafe { list::init_in_place(tx.as_mut_ptr(), Cold::new()) };
-        // SAFETY: `init_in_place` wrote every field of `tx`.
-        let tx = unsafe { tx.assume_init() };
-        let chan = Arc::new(Chan {
-            tx,
-            rx: UnsafeCell::new(rx),
-            rx_waker: UnsafeCell::new(None),
-            tx_count: AtomicUsize::new(1),
-            rx_closed: AtomicBool::new(false),
-            capacity,
-        });
-        // SAFETY: the channel is in its `Arc` (it will not move) and nobody else holds it yet,
-        // so this is the only access to the cursor; `rx` was created with `tx`.
-        chan.rx.with_mut(|rx| unsafe { chan.tx.link_first(&mut *rx) });
-        chan
     }
 
     /// Pushes a message (capacity, if any, was already reserved) and wakes a parked receiver.

@@ -211,12 +211,12 @@ fn snooze(backoff: &Backoff) {
 }
 
 /// Writes an empty queue into `tx`, its first block inline, and returns the consumer's end.
-/// `Chan::new_arc` writes it straight into the channel's `Arc`, so the channel is never built
+/// `Chan::new_arc` writes it straight into the channel's memory, so the channel is never built
 /// on the stack and copied.
 ///
 /// # Safety
-/// `tx` is valid for writes of one `Tx<T>` and aligned. Both ends point into `*tx`: if the
-/// `Tx` is moved afterwards, `Tx::link_first` must re-point them before the queue is used.
+/// `tx` is valid for writes of one `Tx<T>` and aligned, and the `Tx` never moves: both ends
+/// point into `*tx`.
 pub(super) unsafe fn init_in_place<T>(tx: *mut Tx<T>, cold: Cold) -> Rx<T> {
     // SAFETY: `tx` is valid and aligned (`# Safety`); each field is written once, and `first`
     // is initialised before anyone can follow a pointer to it.
@@ -238,19 +238,6 @@ impl<T> Tx<T> {
         &self.head.cold
     }
 
-    /// Points both ends at the inline first block again, after the `Tx` was moved (loom only:
-    /// see `Chan::new_arc`).
-    ///
-    /// # Safety
-    /// `self` does not move again, `rx` was created with it, and no sender or receiver uses
-    /// the queue yet (the channel has not been handed out).
-    #[cfg(loom)]
-    pub(super) unsafe fn link_first(&self, rx: &mut Rx<T>) {
-        let first = ptr::addr_of!(self.first).cast_mut();
-        // Relaxed: the channel reaches other threads only through a synchronising hand-off.
-        self.head.tail.block.store(first, Relaxed);
-        rx.block = first;
-    }
 
     /// Gives a block no thread can reach any more back to the allocator, unless it is the
     /// inline first block, which lives as long as the channel.

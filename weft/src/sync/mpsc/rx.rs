@@ -7,10 +7,10 @@ use std::task::{Context, Poll};
 
 use super::chan::{Capacity, Chan};
 use super::error::TryRecvError;
-use crate::loom::sync::Arc;
+use crate::task::arena_arc::ArenaArc;
 
 pub(super) struct RxCore<T, S: Capacity> {
-    pub(super) chan: Arc<Chan<T, S>>,
+    pub(super) chan: ArenaArc<Chan<T, S>>,
 }
 
 impl<T, S: Capacity> RxCore<T, S> {

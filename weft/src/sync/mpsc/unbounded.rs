@@ -9,7 +9,7 @@ use std::fmt;
 use super::chan::{Chan, Unbounded};
 use super::error::SendError;
 use super::rx::{receiver_methods, RxCore};
-use crate::loom::sync::Arc;
+use crate::task::arena_arc::ArenaArc;
 
 type UChan<T> = Chan<T, Unbounded>;
 
@@ -22,12 +22,12 @@ pub fn unbounded_channel<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
 
 /// The sending half of an unbounded channel; `send` never waits.
 pub struct UnboundedSender<T> {
-    chan: Arc<UChan<T>>,
+    chan: ArenaArc<UChan<T>>,
 }
 
 /// A sender that does not keep the channel open.
 pub struct WeakUnboundedSender<T> {
-    chan: Arc<UChan<T>>,
+    chan: ArenaArc<UChan<T>>,
 }
 
 /// The receiving half of an unbounded channel.
@@ -62,7 +62,7 @@ impl<T> UnboundedSender<T> {
     }
 
     pub fn same_channel(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.chan, &other.chan)
+        ArenaArc::ptr_eq(&self.chan, &other.chan)
     }
 
     /// The number of strong senders (this one included).
