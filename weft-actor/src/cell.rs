@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::task::Poll;
 
-use weft::sync::oneshot;
 use weft::__private::ArenaArc;
+use weft::sync::oneshot;
 use weft::task::AbortHandle;
 
 use crate::exit::{ActorId, Down, Exit, ExitReason};

@@ -204,12 +204,13 @@ impl Builder {
         self
     }
 
-    /// weft only: whether task cells come from the runtime's own arena (size-class slabs in
-    /// chunks of up to 2 MiB, advised as transparent huge pages, freed with the runtime;
+    /// weft only: whether task cells, and the `mpsc` channels made on the runtime's threads,
+    /// come from the runtime's own arena (size-class slabs in chunks of up to 2 MiB, advised
+    /// as transparent huge pages, freed with the runtime and the last channel made in it;
     /// `task/arena.rs`) rather than the global allocator. Default on (or `WEFT_TASK_ARENA`).
     /// Turn it off to have heap profilers or memory checkers that watch `malloc` (valgrind,
-    /// heaptrack, a custom `#[global_allocator]`) see every task cell, at the cost measured in
-    /// README.md, "Task memory".
+    /// heaptrack, a custom `#[global_allocator]`) see every task cell and channel, at the cost
+    /// measured in README.md, "Task memory".
     pub fn task_arena(&mut self, enable: bool) -> &mut Self {
         self.task_arena = Some(enable);
         self

@@ -750,7 +750,28 @@ mod thread_cache {
 
     /// A slot from this thread's cache, switching the cache to `inner` if it served another
     /// arena; `None` when the cache is unusable (thread exit, re-entrance).
+    ///
+    /// The common case (the cache serves `inner` and holds a slot of the class) inline, the
+    /// rest out of line: as one function it saved and restored six registers around every
+    /// call for the sake of the depot call, ~50 instructions per slot; three slots per actor
+    /// spawn (task, mailbox, cell; callgrind `weft-lab actors --filter =spawn`, one worker).
+    #[inline]
     pub(super) fn alloc(inner: &Arc<Inner>, class: usize) -> Option<NonNull<u8>> {
+        let hit = CACHE.try_with(|cache| {
+            let mut cache = cache.try_borrow_mut().ok()?;
+            if !cache.serves(inner) {
+                return None;
+            }
+            cache.lists[class].pop()
+        });
+        match hit {
+            Ok(Some(slot)) => Some(slot.cast()),
+            _ => alloc_slow(inner, class),
+        }
+    }
+
+    #[inline(never)]
+    fn alloc_slow(inner: &Arc<Inner>, class: usize) -> Option<NonNull<u8>> {
         CACHE
             .try_with(|cache| {
                 let mut cache = cache.try_borrow_mut().ok()?;
@@ -769,30 +790,37 @@ mod thread_cache {
     }
 
     /// Puts a slot in this thread's cache if the cache serves `inner`, handing the list back
-    /// to the depot at `2 · BATCH`; gives the slot back (`Some`) otherwise.
+    /// to the depot at `2 · BATCH`; gives the slot back (`Some`) otherwise. Inline up to the
+    /// hand-back, as `alloc`.
     ///
     /// # Safety
     /// As `TaskArena::free`.
+    #[inline]
     pub(super) unsafe fn free(inner: &Arc<Inner>, ptr: NonNull<u8>, class: usize) -> Option<NonNull<u8>> {
-        CACHE
-            .try_with(|cache| {
-                let mut cache = cache.try_borrow_mut().ok()?;
-                if !cache.serves(inner) {
-                    return None;
-                }
-                let list = &mut cache.lists[class];
-                // SAFETY: the caller gives up a slot of `inner`'s `class` (`# Safety`).
-                unsafe { list.push(ptr.cast()) };
-                if list.len >= 2 * BATCH {
-                    let full = list.take();
-                    // SAFETY: the list holds free slots of `inner`'s `class`.
-                    unsafe { inner.give_back(class, full) };
-                }
-                Some(())
-            })
-            .ok()
-            .flatten()
-            .map_or(Some(ptr), |()| None)
+        let full = CACHE.try_with(|cache| {
+            let mut cache = cache.try_borrow_mut().ok()?;
+            if !cache.serves(inner) {
+                return None;
+            }
+            let list = &mut cache.lists[class];
+            // SAFETY: the caller gives up a slot of `inner`'s `class` (`# Safety`).
+            unsafe { list.push(ptr.cast()) };
+            Some((list.len >= 2 * BATCH).then(|| list.take()))
+        });
+        match full {
+            Ok(Some(None)) => None,
+            Ok(Some(Some(full))) => {
+                give_back_full(inner, class, full);
+                None
+            }
+            _ => Some(ptr),
+        }
+    }
+
+    #[inline(never)]
+    fn give_back_full(inner: &Arc<Inner>, class: usize, full: FreeList) {
+        // SAFETY: the list holds free slots of `inner`'s `class`, taken from this thread's cache.
+        unsafe { inner.give_back(class, full) };
     }
 }
 

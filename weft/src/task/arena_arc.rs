@@ -121,7 +121,7 @@ impl<T> ArenaArc<T> {
     }
 
     /// Whether the value lives in a runtime's arena (tests).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn in_arena(this: &ArenaArc<T>) -> bool {
         this.inner().arena.is_some()
     }
@@ -221,7 +221,7 @@ mod tests {
     fn made_on_a_runtime_it_lives_in_the_arena_and_may_outlive_the_runtime() {
         assert!(!ArenaArc::in_arena(&ArenaArc::new(1u64)), "no runtime here: global allocator");
         let drops = Arc::new(AtomicUsize::new(0));
-        let rt = crate::runtime::Builder::new_multi_thread().worker_threads(1).build().unwrap();
+        let rt = crate::runtime::Builder::new_multi_thread().worker_threads(1).task_arena(true).build().unwrap();
         let kept = rt.block_on(async {
             let here = ArenaArc::new(Counted(drops.clone()));
             assert!(ArenaArc::in_arena(&here));
@@ -245,10 +245,47 @@ mod tests {
 
     #[test]
     fn large_values_use_the_global_allocator() {
-        let rt = crate::runtime::Builder::new_current_thread().build().unwrap();
+        let rt = crate::runtime::Builder::new_current_thread().task_arena(true).build().unwrap();
         rt.block_on(async {
             assert!(ArenaArc::in_arena(&ArenaArc::new([0u8; 512])));
             assert!(!ArenaArc::in_arena(&ArenaArc::new([0u8; 4096])), "over the largest class");
+        });
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::ArenaArc;
+    use crate::loom::UnsafeCell;
+
+    /// Written by its drop: loom reports the write as a race unless every holder's read is
+    /// ordered before it (the Release decrements and the Acquire fence).
+    struct Probe(UnsafeCell<usize>);
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            // SAFETY: `&mut self`: the last reference is gone.
+            self.0.with_mut(|p| unsafe { *p = 1 });
+        }
+    }
+
+    fn read(p: &Probe) -> usize {
+        // SAFETY: shared reads only, until the drop.
+        p.0.with(|v| unsafe { *v })
+    }
+
+    #[test]
+    fn loom_arena_arc_the_last_drop_follows_every_use() {
+        loom::model(|| {
+            let a = ArenaArc::new(Probe(UnsafeCell::new(0)));
+            let b = a.clone();
+            let t = loom::thread::spawn(move || {
+                assert_eq!(read(&b), 0);
+                drop(b);
+            });
+            assert_eq!(read(&a), 0);
+            drop(a);
+            t.join().unwrap();
         });
     }
 }

@@ -13,8 +13,8 @@ use std::time::Duration;
 use super::chan::{Bounded, Chan};
 use super::error::{SendError, SendTimeoutError, TrySendError};
 use super::rx::{receiver_methods, RxCore};
-use crate::task::arena_arc::ArenaArc;
 use crate::sync::batch_semaphore::{RawSemaphore, TryAcquireError};
+use crate::task::arena_arc::ArenaArc;
 
 type BChan<T> = Chan<T, Bounded>;
 

@@ -238,7 +238,6 @@ impl<T> Tx<T> {
         &self.head.cold
     }
 
-
     /// Gives a block no thread can reach any more back to the allocator, unless it is the
     /// inline first block, which lives as long as the channel.
     ///
