@@ -396,6 +396,10 @@ impl Inner {
         self.trim_floor.fetch_min(free, Relaxed);
     }
 
+    /// The depot's single slot, when the thread cache cannot serve (out of line, as `free_one`:
+    /// inlined, it made `TaskArena::alloc` save six registers on every call).
+    #[cold]
+    #[inline(never)]
     fn alloc_one(&self, class: usize) -> NonNull<u8> {
         let mut depots = lock(&self.depots);
         let depot = &mut depots[class];
@@ -414,6 +418,8 @@ impl Inner {
 
     /// # Safety
     /// `ptr` is a slot of this arena's `class` that the caller owns and no longer uses.
+    #[cold]
+    #[inline(never)]
     unsafe fn free_one(&self, ptr: NonNull<u8>, class: usize) {
         let mut depots = lock(&self.depots);
         let depot = &mut depots[class];
@@ -636,7 +642,12 @@ impl TaskArena {
     }
 
     /// Memory for one cell of `class` (16-aligned, `(class + 1) · 16` bytes).
-    #[inline]
+    ///
+    /// Never inline, and `free` neither: both are called from generic code instantiated in
+    /// the user's crate, and with the thread cache's fast path inline in them they grew those
+    /// callers enough to change LLVM's inlining there (`weft-lab micro`'s `mpsc_uncontended`:
+    /// the `send` future's drop went out of line, 9 instructions per message, callgrind).
+    #[inline(never)]
     pub(crate) fn alloc(&self, class: usize) -> NonNull<u8> {
         #[cfg(not(loom))]
         if let Some(ptr) = thread_cache::alloc(&self.inner, class) {
@@ -649,7 +660,7 @@ impl TaskArena {
     ///
     /// # Safety
     /// `ptr` came from `alloc(class)` on this arena (or a clone of it) and is no longer used.
-    #[inline]
+    #[inline(never)]
     pub(crate) unsafe fn free(&self, ptr: NonNull<u8>, class: usize) {
         #[cfg(not(loom))]
         // SAFETY: forwarded from this function's `# Safety`.
@@ -751,10 +762,11 @@ mod thread_cache {
     /// A slot from this thread's cache, switching the cache to `inner` if it served another
     /// arena; `None` when the cache is unusable (thread exit, re-entrance).
     ///
-    /// The common case (the cache serves `inner` and holds a slot of the class) inline, the
-    /// rest out of line: as one function it saved and restored six registers around every
-    /// call for the sake of the depot call, ~50 instructions per slot; three slots per actor
-    /// spawn (task, mailbox, cell; callgrind `weft-lab actors --filter =spawn`, one worker).
+    /// The common case (the cache serves `inner` and holds a slot of the class) here, the
+    /// rest out of line (`alloc_slow`, and the depot's `alloc_one`, cold): with the depot
+    /// code inline, every call saved and restored six registers. ~9 instructions fewer per
+    /// slot, three slots made and freed per actor spawn (task, mailbox, cell): 3,056 -> 3,002
+    /// instructions per spawn (callgrind `weft-lab actors --filter =spawn`, one worker).
     #[inline]
     pub(super) fn alloc(inner: &Arc<Inner>, class: usize) -> Option<NonNull<u8>> {
         let hit = CACHE.try_with(|cache| {
