@@ -323,3 +323,18 @@ fn send_loop_on_a_never_full_channel_still_yields() {
     });
     assert!(saw, "a send loop never yielded (coop budget not consumed on the fast path)");
 }
+
+/// The handles' auto traits do not depend on the message type beyond `Send` (as tokio's):
+/// `Unpin` even for a message that is not, unwind-safe even for one that is not.
+#[test]
+fn handles_are_unpin_and_unwind_safe_for_any_message() {
+    use std::panic::{RefUnwindSafe, UnwindSafe};
+    fn traits<T: Unpin + Send + Sync + UnwindSafe + RefUnwindSafe>() {}
+    type Odd = (std::marker::PhantomPinned, std::cell::Cell<u8>);
+    traits::<mpsc::Sender<Odd>>();
+    traits::<mpsc::Receiver<Odd>>();
+    traits::<mpsc::WeakSender<Odd>>();
+    traits::<mpsc::UnboundedSender<Odd>>();
+    traits::<mpsc::UnboundedReceiver<Odd>>();
+    traits::<mpsc::WeakUnboundedSender<Odd>>();
+}

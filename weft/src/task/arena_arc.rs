@@ -69,6 +69,10 @@ unsafe impl<T: Send + Sync> Send for ArenaArc<T> {}
 // SAFETY: see `Send`.
 unsafe impl<T: Send + Sync> Sync for ArenaArc<T> {}
 
+// As `Arc<T>`: the value is never moved by whoever moves the handle, so pinning the handle
+// promises nothing about it (tokio's channel handles are `Unpin` for every `T`).
+impl<T> Unpin for ArenaArc<T> {}
+
 impl<T> ArenaArc<T> {
     /// The class of the arena that serves an `Inner<T>`, if any (a constant per `T`).
     fn class() -> Option<usize> {
