@@ -30,6 +30,13 @@
 //!   fence that orders every other holder's last use before it (each drop is a Release
 //!   decrement), as in `Arc`.
 //!
+//! # Costs
+//! * With few channels alive, where glibc's per-thread cache serves every request, the
+//!   arena path costs the same: `chained_spawn` (each actor spawns the next, so one or two
+//!   mailboxes live at a time) took 2,609 instructions per actor with glibc, 2,608 here.
+//! * The handle is one shared read-modify-write when a channel is made and one when it is
+//!   freed (the arena's `Arc` count), as the task's scheduler handle is for a task.
+//!
 //! # Rejected alternatives
 //! * A pool of channels of its own (`util::spaced` records that rejection): a second
 //!   allocator to tune and to trim. The task arena is already tuned and trimmed; this module
