@@ -5,27 +5,34 @@
 //! # Parking the receiver without a lost wake-up
 //! The receiver's waker lives in a plain slot (`rx_waker`), owned through two bits of the
 //! queue's tail word (`list.rs`): `RX_PARKED` (the receiver has written the slot and sleeps)
-//! and `WAKING` (a waker holds the slot). The receiver, finding the queue empty:
-//! 1. reads the bits (`rx_owns_slot`). If `WAKING` is set, a wake is in flight, possibly for
-//!    a waker it no longer owns: it wakes itself and returns. If `RX_PARKED` is still set from
-//!    an earlier park that no sender ended, it clears it (a read-modify-write that fails if a
-//!    waker got there first: then it wakes itself as well);
-//! 2. with both bits clear the slot is its own (only it sets `RX_PARKED`, and `WAKING` comes
-//!    only from clearing that): it writes its waker there, keeping an equivalent one;
-//! 3. sets `RX_PARKED` (`fetch_or`, which also returns the tail);
+//! and `WAKING` (a waker took the slot), plus a flag by which a waker gives the slot back
+//! (`rx_waker_taken`). The receiver, finding the queue empty:
+//! 1. reads the bits (`rx_slot`). If `RX_PARKED` is still set from an earlier park that no
+//!    sender ended, it clears it (a read-modify-write that fails if a waker got there first,
+//!    leaving `WAKING`). If `WAKING` is set and the waker has not given the slot back yet, a
+//!    wake is in flight, possibly for a waker it no longer owns: it wakes itself and returns;
+//! 2. otherwise the slot is its own (only it sets `RX_PARKED`, and `WAKING` comes only from
+//!    turning that): it writes its waker there, keeping an equivalent one;
+//! 3. sets `RX_PARKED`, clearing `WAKING` if it was set, in one read-modify-write that also
+//!    returns the tail (`park_rx`);
 //! 4. tries to pop again, and checks whether every sender is gone;
 //! 5. if the tail it saw in step 3 is past its head, a sender has claimed the head slot but
 //!    not written it yet, and that sender will not see `RX_PARKED`: the receiver yields
 //!    (wakes itself) instead of sleeping. Otherwise it sleeps.
 //!
 //! A sender's slot-claiming CAS turns `RX_PARKED` into `WAKING` and tells the sender whether
-//! it did; if so, after writing its value it takes the waker out of the slot, clears `WAKING`
-//! (`end_waking`) and wakes it. Every claim after step 3 therefore either happens after the
-//! flag was set (and wakes) or was seen in step 5. The last sender to go, and a permit given
-//! back after `close`, claim the flag the same way (`claim_parked`); that is always a
-//! read-modify-write of the tail word, so either it finds `RX_PARKED` or the receiver's step 3
-//! comes after it and step 4 sees what it did.
+//! it did; if so, after writing its value it takes the waker out of the slot, sets
+//! `rx_waker_taken` (a store, not a read-modify-write of the tail word that every sender
+//! writes) and wakes it. `WAKING` stays set until the receiver's next park clears it. Every
+//! claim after step 3 therefore either happens after the flag was set (and wakes) or was seen
+//! in step 5. The last sender to go, and a permit given back after `close`, claim the flag
+//! the same way (`claim_parked`); that is always a read-modify-write of the tail word, so
+//! either it finds `RX_PARKED` or the receiver's step 3 comes after it and step 4 sees what
+//! it did.
 //!
+//! Rejected: the waker clearing `WAKING` itself after the take (a `fetch_and` on the tail
+//! word, this channel's until 2026-11-28): one more read-modify-write of the senders' line per
+//! wake, where the receiver's park does one anyway and can clear the bit in it.
 //! Rejected: an `AtomicWaker` beside the tail word (this channel's until 2026-11-28). Its
 //! registration is two CASes of its own state per park and its wake a `fetch_or` and a
 //! `fetch_and`, on top of the tail word's; the bits in the tail word fold the registration
@@ -37,7 +44,7 @@
 
 use std::task::{Context, Poll, Waker};
 
-use super::list::{self, Rx, Tx};
+use super::list::{self, Rx, RxSlot, Tx};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::*};
 use crate::loom::UnsafeCell;
 use crate::sync::batch_semaphore::RawSemaphore;
@@ -111,6 +118,9 @@ pub(super) struct Chan<T, S> {
     /// The parked receiver's waker: written by the receiver, taken by a waker, each while the
     /// tail word's bits give it the slot (module comment).
     rx_waker: UnsafeCell<Option<Waker>>,
+    /// Set (Release) by a waker holding `WAKING` once it has taken the waker out of the slot:
+    /// the slot is the receiver's again. Cleared by the receiver before it parks.
+    rx_waker_taken: AtomicBool,
     /// Strong senders (`Sender`s and `OwnedPermit`s holding one). Weak senders do not count.
     tx_count: AtomicUsize,
     /// Set by `Receiver::close` or the receiver's drop. Never cleared.
@@ -165,6 +175,7 @@ impl<T, S: Capacity> Chan<T, S> {
                 let rx = list::init_in_place(std::ptr::addr_of_mut!((*p).tx), Cold::new());
                 std::ptr::addr_of_mut!((*p).rx).write(UnsafeCell::new(rx));
                 std::ptr::addr_of_mut!((*p).rx_waker).write(UnsafeCell::new(None));
+                std::ptr::addr_of_mut!((*p).rx_waker_taken).write(AtomicBool::new(false));
                 std::ptr::addr_of_mut!((*p).tx_count).write(AtomicUsize::new(1));
                 std::ptr::addr_of_mut!((*p).rx_closed).write(AtomicBool::new(false));
                 std::ptr::addr_of_mut!((*p).capacity).write(capacity);
@@ -189,9 +200,10 @@ impl<T, S: Capacity> Chan<T, S> {
     /// Takes the parked receiver's waker, gives the slot back and wakes it: the caller holds
     /// `WAKING` (its claim turned `RX_PARKED` into it).
     fn wake_claimed_rx(&self) {
-        // SAFETY: `WAKING` gives this thread the slot until `end_waking`.
+        // SAFETY: `WAKING` gives this thread the slot until it sets `rx_waker_taken`.
         let waker = unsafe { self.rx_waker.with_mut(|w| (*w).take()) };
-        self.tx.end_waking();
+        // Release: the take happens before the receiver's next write of the slot (`park_rx`).
+        self.rx_waker_taken.store(true, Release);
         if let Some(w) = waker {
             w.wake();
         }
@@ -204,18 +216,29 @@ impl<T, S: Capacity> Chan<T, S> {
     /// # Safety
     /// Only the single receiver calls this.
     unsafe fn park_rx(&self, waker: &Waker) -> Option<usize> {
-        if !self.tx.rx_owns_slot() {
-            return None;
-        }
-        // SAFETY: neither bit is set, and only this receiver sets `RX_PARKED` (the caller is
-        // the receiver, `# Safety`), so no waker can hold the slot before `park_rx` below.
+        let waking = match self.tx.rx_slot() {
+            RxSlot::Own => false,
+            RxSlot::Waking => {
+                // Acquire pairs with the waker's Release store: its take happens before our
+                // write below. Not given back yet: the waker is between its claim and the take.
+                if !self.rx_waker_taken.load(Acquire) {
+                    return None;
+                }
+                // Relaxed: the next waker reads it only after `park_rx` (Release) below.
+                self.rx_waker_taken.store(false, Relaxed);
+                true
+            }
+        };
+        // SAFETY: the slot is ours (`Own`, or `WAKING` with the slot given back), and no waker
+        // can take it before `park_rx` below sets `RX_PARKED`: only this receiver sets it (the
+        // caller is the receiver, `# Safety`), and `WAKING` comes only from turning it.
         unsafe {
             self.rx_waker.with_mut(|w| match &mut *w {
                 Some(old) if old.will_wake(waker) => {}
                 slot => *slot = Some(waker.clone()),
             })
         };
-        Some(self.tx.park_rx())
+        Some(self.tx.park_rx(waking))
     }
 
     pub(super) fn is_rx_closed(&self) -> bool {
@@ -411,8 +434,8 @@ impl<T, S: Capacity> Chan<T, S> {
         self.close_rx();
         // The receiver will never poll again: release its waker now (it may keep a task's
         // allocation alive), not when the last sender goes. A waker holding `WAKING` takes
-        // it itself.
-        if self.tx.rx_owns_slot() {
+        // it itself (or has: the slot is then empty).
+        if let RxSlot::Own = self.tx.rx_slot() {
             // SAFETY: neither bit is set now and only the receiver (the caller) sets
             // `RX_PARKED`: the slot is ours.
             drop(unsafe { self.rx_waker.with_mut(|w| (*w).take()) });

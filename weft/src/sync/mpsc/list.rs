@@ -24,9 +24,9 @@
 //!   only after winning a slot in it, and its last access is the `ready` store; a block whose
 //!   every slot the receiver has seen `ready` has no sender left in it.
 //! * `RX_PARKED` and `WAKING` live in the tail word so that a sender learns whether the
-//!   receiver sleeps, and takes over its waker, with the CAS it does anyway: the common case
-//!   (receiver busy) costs senders no extra atomic operation, and waking a parked receiver
-//!   one more (`end_waking`). See `chan.rs` for the parking protocol.
+//!   receiver sleeps, and takes over its waker, with the CAS it does anyway: neither the
+//!   common case (receiver busy) nor waking a parked receiver costs senders an extra
+//!   read-modify-write. See `chan.rs` for the parking protocol.
 //!
 //! Rejected: installing the first block at the first send, so that an unused channel holds
 //! none (built and loom-checked, 2026-11-27). It saves 504 bytes only for a channel nobody
@@ -84,8 +84,18 @@ const SHIFT: usize = 2;
 /// `WAKING` in the same step.
 const RX_PARKED: usize = 0b01;
 /// Set with the clearing of `RX_PARKED`: the thread that set it owns the receiver's waker slot
-/// until it clears it (`end_waking`). Never set together with `RX_PARKED`.
+/// until it gives the slot back (`Chan::rx_waker_taken`). Cleared by the receiver when it
+/// parks again (`park_rx`). Never set together with `RX_PARKED`.
 const WAKING: usize = 0b10;
+
+/// Who holds the receiver's waker slot, as the receiver finds it (`Tx::rx_slot`).
+pub(super) enum RxSlot {
+    /// Neither bit is set: the slot is the receiver's.
+    Own,
+    /// `WAKING` is set: a waker took the slot, and it is the receiver's again once that waker
+    /// says it is done with it.
+    Waking,
+}
 
 /// A block's slots as two arrays, the `ready` flags together and the values together, not an
 /// array of (value, flag) pairs: a flag beside each value padded every slot to the value's
@@ -252,7 +262,7 @@ impl<T> Tx<T> {
     }
 
     /// Appends `value`. Returns true if the receiver had parked: the caller now holds `WAKING`
-    /// and must take and wake the receiver's waker, then call `end_waking`.
+    /// and must take the receiver's waker, give the slot back and wake it (`chan.rs`).
     ///
     /// The common case inline: a slot that is not its block's last, claimed by the first CAS.
     /// Everything else is `push_slow`, out of line, whose register saves every send paid when
@@ -299,7 +309,7 @@ impl<T> Tx<T> {
             }
             let block = self.head.tail.block.load(Acquire);
             // A parked receiver's flag turns into WAKING (`turn_parked`): the waker slot is
-            // ours until `end_waking`. A WAKING of another thread is kept for it to clear.
+            // ours until we give it back. A WAKING already there is kept for the receiver.
             let new_tail = turn_parked(tail) + (1 << SHIFT);
             // AcqRel: Acquire pairs with the receiver's fetch_or of RX_PARKED (its waker
             // write happens before it); Release orders nothing we rely on.
@@ -330,27 +340,37 @@ impl<T> Tx<T> {
     }
 
     /// Marks the receiver parked; returns the tail position it was parked at. The receiver
-    /// calls it only with neither flag set (`rx_owns_slot`), after writing its waker.
-    pub(super) fn park_rx(&self) -> usize {
+    /// calls it after writing its waker, with the slot its own (`rx_slot`): `waking` when it
+    /// found `WAKING` set and the slot given back, which is cleared in the same step (the
+    /// bits go from `WAKING` to `RX_PARKED`: a subtraction of one).
+    pub(super) fn park_rx(&self, waking: bool) -> usize {
         // AcqRel: Release publishes the receiver's waker write to the sender whose CAS
         // clears the flag; Acquire makes the returned position current.
-        self.head.tail.index.fetch_or(RX_PARKED, AcqRel) >> SHIFT
+        let prev = if waking {
+            const _: () = assert!(WAKING - RX_PARKED == 1);
+            self.head.tail.index.fetch_sub(WAKING - RX_PARKED, AcqRel)
+        } else {
+            self.head.tail.index.fetch_or(RX_PARKED, AcqRel)
+        };
+        prev >> SHIFT
     }
 
-    /// For the receiver: whether its waker slot is its own now, i.e. neither bit is set. It
-    /// may be set from an earlier park that no sender ended: then `RX_PARKED` is cleared here
-    /// (a read-modify-write that loses to a waker that got there first). `false`: a waker
-    /// holds `WAKING` and the slot. Only the receiver sets `RX_PARKED`, and `WAKING` comes only
-    /// from clearing that, so a `true` holds until the receiver's next `park_rx`.
-    pub(super) fn rx_owns_slot(&self) -> bool {
-        // Acquire pairs with `end_waking`'s Release (the tail word changes only by
-        // read-modify-writes, so any later value carries it): the last waker's access to the
-        // slot happens before the receiver writes it.
+    /// For the receiver: who holds its waker slot. `RX_PARKED` may be set from an earlier
+    /// park that no sender ended: then it is cleared here (a read-modify-write that loses to
+    /// a waker that got there first, leaving `WAKING`). Only the receiver sets `RX_PARKED`,
+    /// and `WAKING` comes only from turning it, so `Own` holds until the receiver's next
+    /// `park_rx`, and `Waking` until the receiver clears it there.
+    pub(super) fn rx_slot(&self) -> RxSlot {
+        // Acquire: the reclaim below, and `park_rx`, act on a current view of the bits (the
+        // slot's hand-back itself is ordered by `Chan::rx_waker_taken`).
         match self.head.tail.index.load(Acquire) & (RX_PARKED | WAKING) {
-            0 => true,
-            WAKING => false,
+            0 => RxSlot::Own,
+            WAKING => RxSlot::Waking,
             // AcqRel: as the load above; Release orders nothing we rely on.
-            _ => self.head.tail.index.fetch_and(!RX_PARKED, AcqRel) & RX_PARKED != 0,
+            _ => match self.head.tail.index.fetch_and(!RX_PARKED, AcqRel) & RX_PARKED {
+                0 => RxSlot::Waking,
+                _ => RxSlot::Own,
+            },
         }
     }
 
@@ -368,13 +388,6 @@ impl<T> Tx<T> {
                 Err(actual) => cur = actual,
             }
         }
-    }
-
-    /// Gives the receiver's waker slot back after a wake (`push` or `claim_parked` returned
-    /// true).
-    pub(super) fn end_waking(&self) {
-        // Release: the slot's take happens before the receiver's next write (`rx_owns_slot`).
-        self.head.tail.index.fetch_and(!WAKING, Release);
     }
 
     /// The current tail position (messages claimed so far, markers included).

@@ -148,7 +148,7 @@ fn loom_mpsc_closed_races_receiver_drop() {
 
 /// The receiver parks with one waker (a poll that finds nothing), then parks again with
 /// another (`block_on`) while a sender pushes: the second park must take the slot back from
-/// the first (`rx_owns_slot`), or find the sender holding it and poll again. A wake that went to
+/// the first (`rx_slot`), or find the sender holding it and poll again. A wake that went to
 /// the first waker only would leave `block_on` asleep (loom reports the deadlock).
 #[test]
 fn loom_mpsc_receiver_reparks_while_a_sender_wakes() {
@@ -162,6 +162,26 @@ fn loom_mpsc_receiver_reparks_while_a_sender_wakes() {
             std::task::Poll::Pending => block_on(rx.recv()),
         };
         assert_eq!(got, Some(1));
+        a.join().unwrap();
+    });
+}
+
+/// Two wakes in a row: after the first, `WAKING` stays set until the receiver parks again,
+/// and that park must find the slot given back (`rx_waker_taken`) and clear the bit, or find
+/// the sender still taking the waker and poll again. A second park that kept `WAKING`, or
+/// wrote the slot while the sender still held it, leaves the second wake lost (deadlock) or
+/// races on the slot (loom reports both).
+#[test]
+fn loom_mpsc_receiver_parks_again_after_a_wake() {
+    model(|| {
+        let (tx, mut rx) = unbounded_channel::<usize>();
+        let a = thread::spawn(move || {
+            tx.send(1).unwrap();
+            tx.send(2).unwrap();
+        });
+        assert_eq!(block_on(rx.recv()), Some(1));
+        assert_eq!(block_on(rx.recv()), Some(2));
+        assert_eq!(block_on(rx.recv()), None);
         a.join().unwrap();
     });
 }
