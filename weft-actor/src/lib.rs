@@ -3,7 +3,7 @@
 //! An actor is one weft task owning its state, a typed mailbox (a `weft::sync::mpsc`
 //! channel, bounded by default) and a `Cell` shared with everyone who refers to it. No
 //! stacks, no boxing of messages: spawning an actor costs one task, one channel and one
-//! `Arc`.
+//! cell, all three in the runtime's task arena when spawned on a runtime (no `malloc`).
 //!
 //! ```no_run
 //! use weft_actor::{spawn, Actor, Context, Reply};
