@@ -220,3 +220,14 @@ fn watch_cross_thread_stress_sees_the_final_value() {
         .expect("watch stress hung: a wake-up was lost");
     });
 }
+
+/// The oneshot handles' auto traits do not depend on the value type beyond `Send` (as
+/// tokio's): `Unpin` even for a value that is not, unwind-safe even for one that is not.
+#[test]
+fn oneshot_handles_are_unpin_and_unwind_safe_for_any_value() {
+    use std::panic::{RefUnwindSafe, UnwindSafe};
+    fn traits<T: Unpin + Send + Sync + UnwindSafe + RefUnwindSafe>() {}
+    type Odd = (std::marker::PhantomPinned, std::cell::Cell<u8>);
+    traits::<weft::sync::oneshot::Sender<Odd>>();
+    traits::<weft::sync::oneshot::Receiver<Odd>>();
+}
