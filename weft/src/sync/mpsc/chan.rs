@@ -33,6 +33,7 @@
 //! Rejected: the waker clearing `WAKING` itself after the take (a `fetch_and` on the tail
 //! word, this channel's until 2026-11-28): one more read-modify-write of the senders' line per
 //! wake, where the receiver's park does one anyway and can clear the bit in it.
+//!
 //! Rejected: an `AtomicWaker` beside the tail word (this channel's until 2026-11-28). Its
 //! registration is two CASes of its own state per park and its wake a `fetch_or` and a
 //! `fetch_and`, on top of the tail word's; the bits in the tail word fold the registration
