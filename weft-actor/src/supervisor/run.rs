@@ -259,8 +259,8 @@ impl Supervisor {
         (self.rng >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    async fn restart(&mut self, i: usize) {
-        let now = Instant::now();
+    /// Restarts child `i`; `now` is the time its exit was counted against the intensity.
+    async fn restart(&mut self, i: usize, now: Instant) {
         let period = self.spec.period;
         let c = &mut self.children[i];
         if c.last_restart.is_some_and(|t| now.duration_since(t) > period) {
@@ -306,12 +306,16 @@ impl Supervisor {
             self.stop_all().await;
             return false;
         }
+        if matches!(self.spec.strategy, Strategy::OneForOne | Strategy::Dynamic) {
+            // Only the failed child is restarted (it is not `Temporary`: that returned above),
+            // so no group is gathered: the two `Vec`s below cost an allocation each per exit.
+            self.restart(i, now).await;
+            return true;
+        }
         let n = self.children.len();
-        let group: Vec<usize> = match self.spec.strategy {
-            Strategy::OneForOne | Strategy::Dynamic => vec![i],
-            Strategy::OneForAll => (0..n).filter(|&j| !self.children[j].removed).collect(),
-            Strategy::RestForOne => (i..n).filter(|&j| !self.children[j].removed).collect(),
-        };
+        // One-for-all restarts every child, rest-for-one the failed one and those after it.
+        let first = if self.spec.strategy == Strategy::OneForAll { 0 } else { i };
+        let group: Vec<usize> = (first..n).filter(|&j| !self.children[j].removed).collect();
         // Only the failed child and the siblings this restart stops are started again.
         let restart: Vec<usize> =
             group.iter().copied().filter(|&j| j == i || self.children[j].running.is_some()).collect();
@@ -322,7 +326,8 @@ impl Supervisor {
         }
         for &j in &restart {
             if self.children[j].spec.restart != Restart::Temporary {
-                self.restart(j).await;
+                // Timed after the siblings' stops, which may take their shutdown timeouts.
+                self.restart(j, Instant::now()).await;
             }
         }
         // Temporary siblings stopped by the restart are not started again: remove them.
