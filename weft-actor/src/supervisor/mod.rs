@@ -22,6 +22,10 @@
 //!   its `Cell`'s signal queue, never through a lock it holds.
 //! * A supervisor never outlives its shutdown: `Stop` stops all children first; an aborted
 //!   supervisor aborts its children.
+//! * A restart builds the new incarnation in the dead one's memory when both are on one thread:
+//!   the dead task, mailbox and cell are freed (to the thread's arena cache, last in first out
+//!   per size class) before the restart allocates, so each new part takes its predecessor's
+//!   slot (`a_restart_on_the_supervisors_thread_reuses_the_dead_incarnations_slots`).
 //!
 //! # Shutdown, step by step
 //! 1. `Stop` arrives (from `SupervisorRef::stop`, the parent, or intensity exceeded).

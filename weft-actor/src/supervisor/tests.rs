@@ -2,7 +2,8 @@
 //! runtime's shutdown is not restarted. The child runs on a runtime of its own (`spawned_on`),
 //! so that runtime can be shut down while the supervisor keeps running and answering — the
 //! race "restart while the runtime shuts down" made deterministic. Also: literal child ids are
-//! borrowed, not copied.
+//! borrowed, not copied, and a restart on the supervisor's thread builds the new incarnation in
+//! the dead one's memory.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -90,6 +91,73 @@ fn literal_child_ids_are_not_copied_into_strings() {
         let sup = SupervisorSpec::new(Strategy::OneForOne).child(literal).child(owned).start().await;
         let ids: Vec<_> = sup.which_children().await.into_iter().map(|c| c.id).collect();
         assert_eq!(ids, ["worker", "worker-2"]);
+        sup.stop();
+        sup.wait_stopped().await;
+    });
+}
+
+/// Answers `Where` with the address of its state (inside its task's cell; a field, since a
+/// zero-sized state has no memory of its own); panics on `Crash`.
+struct Probe(u64);
+
+enum ProbeMsg {
+    Where(crate::Reply<usize>),
+    Crash,
+}
+
+impl Actor for Probe {
+    type Msg = ProbeMsg;
+    async fn handle(&mut self, msg: ProbeMsg, _ctx: &mut Context<Self>) {
+        match msg {
+            ProbeMsg::Where(r) => {
+                let _ = r.send(&self.0 as *const u64 as usize);
+            }
+            ProbeMsg::Crash => panic!("probe told to crash"),
+        }
+    }
+}
+
+/// Issue 27's "restarts reuse the dead incarnation's block": on the supervisor's thread, the
+/// dead incarnation's task, mailbox and cell go back to the thread's arena cache (LIFO per size
+/// class) before the restart builds the new ones, which therefore take the same slots. Checked
+/// by address: the new incarnation's state sits where the old one's did (same task slot) and
+/// its cell is the old cell's slot. A current-thread runtime with the arena on (explicitly, so
+/// `WEFT_TASK_ARENA=0` runs of the suite keep the check), so "the supervisor's thread" is the
+/// only thread.
+#[test]
+fn a_restart_on_the_supervisors_thread_reuses_the_dead_incarnations_slots() {
+    let rt = weft::runtime::Builder::new_current_thread().task_arena(true).enable_all().build().unwrap();
+    rt.block_on(async {
+        let (tx, rx) = weft::sync::mpsc::unbounded_channel::<()>();
+        let sup = SupervisorSpec::new(Strategy::OneForOne)
+            .intensity(10, Duration::from_secs(3600))
+            .on_event(move |e| {
+                if let SupervisorEvent::ChildRestarted { .. } = e {
+                    let _ = tx.send(());
+                }
+            })
+            .child(ChildSpec::new("probe", || Probe(0)))
+            .start()
+            .await;
+        let mut rx = rx;
+        let mut seen = Vec::new();
+        for round in 0..3 {
+            let (_, child) = sup.children::<Probe>().await.pop().expect("the probe runs");
+            let state = child.ask(ProbeMsg::Where).await.expect("the probe answers");
+            let cell = &*child.cell as *const crate::cell::Cell as usize;
+            seen.push((state, cell));
+            if round == 2 {
+                break;
+            }
+            child.tell(ProbeMsg::Crash).await.expect("the probe is alive");
+            // No reference of ours may keep the dead incarnation's cell or mailbox alive.
+            drop(child);
+            rx.recv().await.expect("the supervisor restarts the probe");
+        }
+        assert!(
+            seen.windows(2).all(|w| w[0] == w[1]),
+            "each incarnation (state address, cell address) should reuse the previous one's slots: {seen:x?}"
+        );
         sup.stop();
         sup.wait_stopped().await;
     });
