@@ -204,10 +204,10 @@ impl Builder {
         self
     }
 
-    /// weft only: whether task cells, and the `mpsc` and `oneshot` channels made on the runtime's threads,
-    /// come from the runtime's own arena (size-class slabs in chunks of up to 2 MiB, advised
-    /// as transparent huge pages, freed with the runtime and the last channel made in it;
-    /// `task/arena.rs`) rather than the global allocator. Default on (or `WEFT_TASK_ARENA`).
+    /// weft only: whether task cells, and the `mpsc` and `oneshot` channels made on the
+    /// runtime's threads, come from the runtime's own arena (size-class slabs in chunks of up
+    /// to 2 MiB, advised as transparent huge pages, freed with the runtime and the last
+    /// channel made in it; `task/arena.rs`) rather than the global allocator. Default on (or `WEFT_TASK_ARENA`).
     /// Turn it off to have heap profilers or memory checkers that watch `malloc` (valgrind,
     /// heaptrack, a custom `#[global_allocator]`) see every task cell and channel, at the cost
     /// measured in README.md, "Task memory".

@@ -18,8 +18,9 @@
 //! runtime, `task/arena_arc.rs`); `send` is one write and one CAS, and wakes the receiver only
 //! if it registered. From the arena, a burst of a million parked oneshots goes back to the
 //! system when it ends (`weft-lab memory-burst`, weft-mt, RSS above baseline 1 s after the
-//! burst: 84.8 MB with the oneshots from glibc, 8.1 MB from the arena), and an `ask_1t` in
-//! `weft-lab actors` costs 1,558 instructions instead of 1,581 (callgrind, one worker).
+//! burst, 3 rounds: 84.7 MB with the oneshots from glibc, 4.8 MB from the arena), and an
+//! `ask_1t` in `weft-lab actors` costs 1,558 instructions instead of 1,581 (callgrind, one
+//! worker).
 
 use std::fmt;
 use std::future::Future;

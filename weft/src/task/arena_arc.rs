@@ -1,9 +1,9 @@
 //! `ArenaArc<T>`: a shared value with a reference count, like `Arc<T>`, whose memory comes
 //! from the current runtime's task arena (`task::arena`) when it is created on a runtime
-//! thread, and from the global allocator otherwise. The `mpsc` and `oneshot` channels live in one, and so
-//! does each weft-actor actor's cell (through `weft::__private`: not a stable API, and kept
-//! out of `weft::sync` so that the `tokio` facade, which re-exports weft, gains nothing tokio
-//! lacks).
+//! thread, and from the global allocator otherwise. The `mpsc` and `oneshot` channels live
+//! in one, and so does each weft-actor actor's cell (through `weft::__private`: not a stable
+//! API, and kept out of `weft::sync` so that the `tokio` facade, which re-exports weft, gains
+//! nothing tokio lacks).
 //!
 //! # Why
 //! An actor's mailbox is a channel of ~600 bytes, created with the actor and freed when it
