@@ -48,6 +48,9 @@ pub mod net;
 pub mod process;
 pub mod runtime;
 pub mod signal;
+/// Streams live in the `tokio-stream` crate (and `futures`' `Stream` trait), as in tokio, whose
+/// `tokio::stream` module is this same empty placeholder until `Stream` reaches `std`.
+pub mod stream {}
 pub mod sync;
 pub mod task;
 pub mod time;

@@ -15,10 +15,12 @@
 //! `std_conv.rs` converts to and from std's sockets for every type at once, and
 //! `socket_methods.rs` writes once, as macros, the methods and trait impls several socket
 //! types share (readiness, `try_read*`/`try_write*`, datagram sends and receives,
-//! `AsyncRead`/`AsyncWrite`, `Debug`).
+//! `AsyncRead`/`AsyncWrite`, `Debug`), and `split.rs` the borrowed and owned halves of
+//! both byte streams (`TcpStream`, `UnixStream`).
 
 mod addr;
 mod socket_methods;
+mod split;
 mod std_conv;
 pub mod tcp;
 mod udp;

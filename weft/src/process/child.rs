@@ -49,9 +49,9 @@ fn pidfd_open(pid: u32) -> Option<OwnedFd> {
 
 impl Child {
     pub(crate) fn new(mut std: std::process::Child, kill_on_drop: bool) -> io::Result<Child> {
-        let stdin = std.stdin.take().map(ChildStdin::new).transpose()?;
-        let stdout = std.stdout.take().map(ChildStdout::new).transpose()?;
-        let stderr = std.stderr.take().map(ChildStderr::new).transpose()?;
+        let stdin = std.stdin.take().map(ChildStdin::from_std).transpose()?;
+        let stdout = std.stdout.take().map(ChildStdout::from_std).transpose()?;
+        let stderr = std.stderr.take().map(ChildStderr::from_std).transpose()?;
         let pidfd = match pidfd_open(std.id()) {
             Some(fd) => Some(AsyncFd::with_interest(fd, crate::io::Interest::READABLE)?),
             None => None,

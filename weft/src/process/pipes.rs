@@ -1,8 +1,12 @@
 //! `ChildStdin`, `ChildStdout`, `ChildStderr`: the parent's ends of a child's pipes, set
 //! non-blocking and registered with the I/O driver (the same `Registration` sockets use).
+//!
+//! `from_std` wraps std's ends of a child spawned by `std::process::Command`;
+//! `into_owned_fd` deregisters and gives the fd back in blocking mode (what a program the fd
+//! is handed to expects, as tokio does).
 
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
@@ -31,10 +35,25 @@ macro_rules! reader {
         }
 
         impl $name {
-            pub(crate) fn new(std: std::process::$std) -> io::Result<$name> {
+            /// Wraps std's end of a child's pipe: sets it non-blocking and registers it with
+            /// the current runtime's I/O driver (panics outside a runtime with I/O enabled).
+            ///
+            /// # Errors
+            ///
+            /// Setting non-blocking mode or registering with the driver failed.
+            #[track_caller]
+            pub fn from_std(std: std::process::$std) -> io::Result<$name> {
                 let rx = mio::unix::pipe::Receiver::from(std);
                 rx.set_nonblocking(true)?;
                 Ok($name { io: PollEvented::new(rx)? })
+            }
+
+            /// Deregisters the pipe from the I/O driver and returns its fd, switched back to
+            /// blocking mode.
+            pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
+                let rx = self.io.into_inner()?;
+                rx.set_nonblocking(false)?;
+                Ok(rx.into())
             }
         }
 
@@ -55,6 +74,12 @@ macro_rules! reader {
                 self.io.get_ref().as_raw_fd()
             }
         }
+
+        impl AsFd for $name {
+            fn as_fd(&self) -> BorrowedFd<'_> {
+                self.io.get_ref().as_fd()
+            }
+        }
     };
 }
 
@@ -71,21 +96,46 @@ reader!(
 
 /// The child's standard input; dropping it (or `shutdown`) closes the pipe, which the child
 /// sees as end of input.
+///
+/// weft differs from tokio here: tokio's `shutdown` leaves the pipe open (the child sees end
+/// of input only once the `ChildStdin` is dropped). After weft's `shutdown` there is no fd
+/// left: `as_raw_fd` returns -1, `as_fd` panics and `into_owned_fd` fails with `BrokenPipe`.
 pub struct ChildStdin {
     io: Option<PollEvented<mio::unix::pipe::Sender>>,
 }
 
 impl ChildStdin {
-    pub(crate) fn new(std: std::process::ChildStdin) -> io::Result<ChildStdin> {
+    /// Wraps std's end of a child's stdin pipe: sets it non-blocking and registers it with the
+    /// current runtime's I/O driver (panics outside a runtime with I/O enabled).
+    ///
+    /// # Errors
+    ///
+    /// Setting non-blocking mode or registering with the driver failed.
+    #[track_caller]
+    pub fn from_std(std: std::process::ChildStdin) -> io::Result<ChildStdin> {
         let tx = mio::unix::pipe::Sender::from(std);
         tx.set_nonblocking(true)?;
         Ok(ChildStdin { io: Some(PollEvented::new(tx)?) })
     }
+
+    /// Deregisters the pipe from the I/O driver and returns its fd, switched back to blocking
+    /// mode. Fails with `BrokenPipe` after `shutdown` (which closed the pipe).
+    pub fn into_owned_fd(mut self) -> io::Result<OwnedFd> {
+        let Some(io) = self.io.take() else { return Err(closed_by_shutdown()) };
+        let tx = io.into_inner()?;
+        tx.set_nonblocking(false)?;
+        Ok(tx.into())
+    }
+}
+
+/// What a `ChildStdin` reports once `shutdown` has closed its pipe.
+fn closed_by_shutdown() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "the child's stdin was closed by `shutdown`")
 }
 
 impl AsyncWrite for ChildStdin {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        let Some(io) = &self.io else { return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into())) };
+        let Some(io) = &self.io else { return Poll::Ready(Err(closed_by_shutdown())) };
         io.registration().poll_io(cx, Direction::Write, || {
             let mut w = io.get_ref();
             w.write(data)
@@ -103,7 +153,6 @@ impl AsyncWrite for ChildStdin {
 
 impl std::fmt::Debug for ChildStdin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use std::os::fd::AsRawFd;
         f.debug_struct("ChildStdin").field("fd", &self.as_raw_fd()).finish()
     }
 }
@@ -111,5 +160,16 @@ impl std::fmt::Debug for ChildStdin {
 impl std::os::fd::AsRawFd for ChildStdin {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         self.io.as_ref().map(|io| io.get_ref().as_raw_fd()).unwrap_or(-1)
+    }
+}
+
+/// Panics after `shutdown`, which closed the pipe: a `BorrowedFd` cannot be -1 (see
+/// [`ChildStdin`]).
+impl AsFd for ChildStdin {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match &self.io {
+            Some(io) => io.get_ref().as_fd(),
+            None => panic!("ChildStdin::as_fd after `shutdown`: the pipe is closed"),
+        }
     }
 }

@@ -75,7 +75,13 @@ where
 
 /// The current runtime's handle, if any.
 pub(crate) fn try_current() -> Option<scheduler::Handle> {
-    CONTEXT.try_with(|c| c.handle.borrow().clone()).ok().flatten()
+    try_current_checked().ok().flatten()
+}
+
+/// The current runtime's handle, if any; `Err` once this thread's context has been destroyed
+/// (a call from another thread-local's destructor), which `Handle::try_current` reports apart.
+pub(crate) fn try_current_checked() -> Result<Option<scheduler::Handle>, std::thread::AccessError> {
+    CONTEXT.try_with(|c| c.handle.borrow().clone())
 }
 
 /// The current runtime's task arena, if this thread is in a runtime that has one (what an

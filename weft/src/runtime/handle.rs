@@ -31,13 +31,49 @@ impl EnterGuard<'_> {
     }
 }
 
-/// There is no current weft runtime on this thread.
+/// [`Handle::try_current`] found no runtime: either none is entered on this thread, or the
+/// thread's runtime context was already destroyed (a call from another thread-local's
+/// destructor while the thread exits). The two methods tell which, as tokio's do.
 #[derive(Debug)]
-pub struct TryCurrentError(());
+pub struct TryCurrentError {
+    kind: TryCurrentErrorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TryCurrentErrorKind {
+    /// The context is alive and holds no runtime.
+    NoContext,
+    /// The context thread-local has been destroyed (`LocalKey::try_with` failed).
+    ThreadLocalDestroyed,
+}
+
+impl TryCurrentError {
+    /// True if the call failed because no runtime is entered on this thread.
+    pub fn is_missing_context(&self) -> bool {
+        self.kind == TryCurrentErrorKind::NoContext
+    }
+
+    /// True if the call failed because the runtime context thread-local had already been
+    /// destroyed: this happens only in the destructor of another thread-local, while the
+    /// thread exits.
+    pub fn is_thread_local_destroyed(&self) -> bool {
+        self.kind == TryCurrentErrorKind::ThreadLocalDestroyed
+    }
+}
 
 impl fmt::Display for TryCurrentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("there is no weft runtime on this thread (not inside block_on, a task, or Handle::enter)")
+        match self.kind {
+            TryCurrentErrorKind::NoContext => {
+                f.write_str("there is no weft runtime on this thread (not inside block_on, a task, or Handle::enter)")
+            }
+            // tokio's text, then weft's explanation (as the missing-runtime panic does).
+            TryCurrentErrorKind::ThreadLocalDestroyed => f.write_str(
+                "The Tokio context thread-local variable has been destroyed. (weft: the runtime \
+                 context of this thread was already dropped; this call ran in a thread-local \
+                 destructor while the thread exits)",
+            ),
+        }
     }
 }
 
@@ -50,8 +86,14 @@ impl Handle {
         Handle { inner: context::current_or_panic("`Handle::current()`") }
     }
 
+    /// The current runtime's handle, or an error saying why there is none (see
+    /// [`TryCurrentError`]).
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        context::try_current().map(|inner| Handle { inner }).ok_or(TryCurrentError(()))
+        match context::try_current_checked() {
+            Ok(Some(inner)) => Ok(Handle { inner }),
+            Ok(None) => Err(TryCurrentError { kind: TryCurrentErrorKind::NoContext }),
+            Err(_destroyed) => Err(TryCurrentError { kind: TryCurrentErrorKind::ThreadLocalDestroyed }),
+        }
     }
 
     /// Makes this runtime current on this thread until the guard is dropped.

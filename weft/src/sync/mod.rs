@@ -67,6 +67,7 @@ mod barrier;
 pub mod broadcast;
 pub mod mpsc;
 mod mutex;
+mod mutex_map;
 mod notify;
 mod once_cell;
 pub mod oneshot;
@@ -82,6 +83,7 @@ mod loom_tests;
 
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
+pub use mutex_map::{MappedMutexGuard, OwnedMappedMutexGuard};
 pub use notify::{Notified, Notify};
 pub use once_cell::{OnceCell, SetError};
 pub use rwlock::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};

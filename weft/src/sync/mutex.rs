@@ -27,9 +27,9 @@ use std::sync::Arc;
 /// # });
 /// ```
 pub struct Mutex<T: ?Sized> {
-    sem: RawSemaphore,
+    pub(super) sem: RawSemaphore,
     // Access is serialised by the semaphore (Acquire on lock, Release on unlock).
-    data: UnsafeCell<T>,
+    pub(super) data: UnsafeCell<T>,
 }
 
 // SAFETY: the data is only reached through a guard, and the semaphore admits one guard at a
@@ -42,13 +42,13 @@ unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 /// Access to a locked [`Mutex`]; unlocks on drop.
 #[must_use = "if unused the Mutex will immediately unlock"]
 pub struct MutexGuard<'a, T: ?Sized> {
-    lock: &'a Mutex<T>,
+    pub(super) lock: &'a Mutex<T>,
 }
 
 /// Access to a locked `Arc<Mutex>`; unlocks on drop, keeps the mutex alive.
 #[must_use = "if unused the Mutex will immediately unlock"]
 pub struct OwnedMutexGuard<T: ?Sized> {
-    lock: Arc<Mutex<T>>,
+    pub(super) lock: Arc<Mutex<T>>,
 }
 
 // SAFETY: a guard gives `&T`/`&mut T`; sending it sends access to `T` (needs `T: Send`), and
@@ -80,6 +80,12 @@ impl<T> Mutex<T> {
         Mutex { sem: RawSemaphore::new(1), data: UnsafeCell::new(value) }
     }
 
+    /// `new` usable in a `static`. Not available under `--cfg loom`, as in tokio.
+    #[cfg(not(loom))]
+    pub const fn const_new(value: T) -> Mutex<T> {
+        Mutex { sem: RawSemaphore::const_new(1), data: UnsafeCell::new(value) }
+    }
+
     pub fn into_inner(self) -> T {
         self.data.into_inner()
     }
@@ -97,6 +103,13 @@ impl<T: ?Sized> Mutex<T> {
     #[track_caller]
     pub fn blocking_lock(&self) -> MutexGuard<'_, T> {
         crate::sync::block_on(self.lock())
+    }
+
+    /// `lock_owned` from synchronous code, blocking the thread; the same caveat as
+    /// [`blocking_lock`](Mutex::blocking_lock).
+    #[track_caller]
+    pub fn blocking_lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {
+        crate::sync::block_on(self.lock_owned())
     }
 
     pub async fn lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {

@@ -209,7 +209,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
 
     /// Narrows the write guard to a part of the value with `f` (run while still exclusive),
     /// then downgrades it: readers get in only after `f` returns.
-    pub fn downgrade_map<U: ?Sized, F: FnOnce(&T) -> &U>(this: Self, f: F) -> RwLockReadGuard<'a, U> {
+    pub fn downgrade_map<F: FnOnce(&T) -> &U, U: ?Sized>(this: Self, f: F) -> RwLockReadGuard<'a, U> {
         let lock = this.lock;
         // SAFETY: `this` holds every permit, so no `&mut T` exists while `f` reads.
         let data: *const U = f(lock.data.with(|p| unsafe { &*p }));
@@ -220,7 +220,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
 
     /// Like `downgrade_map`, but `f` may decline (`None`): the write guard is then given
     /// back unchanged.
-    pub fn try_downgrade_map<U: ?Sized, F: FnOnce(&T) -> Option<&U>>(
+    pub fn try_downgrade_map<F: FnOnce(&T) -> Option<&U>, U: ?Sized>(
         this: Self,
         f: F,
     ) -> Result<RwLockReadGuard<'a, U>, Self> {
@@ -237,7 +237,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
 
 impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
     /// Narrows the guard to a part of the value.
-    pub fn map<U: ?Sized, F: FnOnce(&T) -> &U>(this: Self, f: F) -> RwLockReadGuard<'a, U> {
+    pub fn map<F: FnOnce(&T) -> &U, U: ?Sized>(this: Self, f: F) -> RwLockReadGuard<'a, U> {
         let data: *const U = f(&*this);
         let sem = this.sem;
         std::mem::forget(this);
@@ -245,7 +245,7 @@ impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
     }
 
     /// Like `map`, but `f` may decline (`None`): the guard is then given back unchanged.
-    pub fn try_map<U: ?Sized, F: FnOnce(&T) -> Option<&U>>(this: Self, f: F) -> Result<RwLockReadGuard<'a, U>, Self> {
+    pub fn try_map<F: FnOnce(&T) -> Option<&U>, U: ?Sized>(this: Self, f: F) -> Result<RwLockReadGuard<'a, U>, Self> {
         let Some(data) = f(&*this).map(|u| u as *const U) else {
             return Err(this);
         };

@@ -57,7 +57,7 @@ mod error;
 mod harness;
 mod id;
 mod join;
-mod join_set;
+pub mod join_set;
 pub(crate) mod list;
 mod local;
 pub(crate) mod panic_hook;
@@ -79,7 +79,12 @@ pub use id::Id;
 pub use join::JoinHandle;
 pub use join_set::JoinSet;
 pub use local::{spawn_local, LocalEnterGuard, LocalSet};
-pub use task_local::{AccessError, LocalKey, TaskLocalFuture};
+pub use task_local::{AccessError, LocalKey};
+
+/// Task-related futures, at tokio's path (`tokio::task::futures::TaskLocalFuture`).
+pub mod futures {
+    pub use super::task_local::TaskLocalFuture;
+}
 pub use yield_now::yield_now;
 
 pub(crate) use list::OwnedTasks;

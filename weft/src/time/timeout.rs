@@ -1,6 +1,6 @@
 //! `timeout`: bound any future by a deadline.
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -11,15 +11,15 @@ use super::{sleep_until, Instant, Sleep};
 /// Requires `future` to complete within `duration`, else `Err(Elapsed)` (the future is
 /// dropped with the `Timeout`). Works on every weft future, I/O included.
 #[track_caller]
-pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
     let deadline = Instant::now().add_or_far_future(duration);
-    Timeout { value: future, delay: sleep_until(deadline) }
+    Timeout { value: future.into_future(), delay: sleep_until(deadline) }
 }
 
 /// Requires `future` to complete before `deadline`.
 #[track_caller]
-pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
-    Timeout { value: future, delay: sleep_until(deadline) }
+pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+    Timeout { value: future.into_future(), delay: sleep_until(deadline) }
 }
 
 pin_project_lite::pin_project! {

@@ -2,7 +2,7 @@
 
 mod listener;
 mod socket;
-pub mod split;
+mod split;
 mod stream;
 
 pub use listener::TcpListener;

@@ -100,6 +100,23 @@ impl TcpSocket {
     pub fn set_quickack(&self, on: bool) -> io::Result<()> {
         self.inner.set_quickack(on)
     }
+    /// The interface this socket is bound to (`SO_BINDTODEVICE`), `None` if it is not bound
+    /// to one.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn device(&self) -> io::Result<Option<Vec<u8>>> {
+        self.inner.device()
+    }
+    /// Binds the socket to the interface named `interface` (`SO_BINDTODEVICE`): it then
+    /// processes only packets that arrive on that interface. `None` or an empty name removes
+    /// the binding. Binding to a device may need `CAP_NET_RAW`; removing one does not.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
+        self.inner.bind_device(interface)
+    }
+    /// Takes the socket's pending error (`SO_ERROR`), clearing it.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.inner.take_error()
+    }
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.local_addr()?.as_socket().ok_or_else(|| io::Error::other("not an IP socket"))
     }

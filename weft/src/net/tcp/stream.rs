@@ -145,22 +145,6 @@ impl TcpStream {
             other => other,
         }
     }
-
-    pub(crate) fn poll_read_priv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_read(cx, buf)
-    }
-
-    pub(crate) fn poll_write_priv(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_write(cx, buf)
-    }
-
-    pub(crate) fn poll_write_vectored_priv(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.io.poll_write_vectored(cx, bufs)
-    }
 }
 
 crate::net::socket_methods::byte_stream_io_traits!(TcpStream);

@@ -7,7 +7,7 @@
 //! the next datagram, or only its sender, without removing it).
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::{Context, Poll};
 
 use crate::io::Interest;
@@ -37,6 +37,17 @@ impl UdpSocket {
     pub fn from_std(s: std::net::UdpSocket) -> io::Result<UdpSocket> {
         s.set_nonblocking(true)?;
         UdpSocket::new(mio::net::UdpSocket::from_std(s))
+    }
+
+    /// Deregisters the socket from the I/O driver and returns it as a std socket. As with
+    /// tokio, it is left in non-blocking mode; call `set_nonblocking(false)` on it for
+    /// blocking calls.
+    pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
+        use std::os::fd::{FromRawFd, IntoRawFd};
+        let mio = self.io.into_inner()?;
+        // SAFETY: `into_raw_fd` hands over sole ownership of the open UDP socket's fd (it is
+        // deregistered from the driver already), which the std socket then owns and closes.
+        Ok(unsafe { std::net::UdpSocket::from_raw_fd(mio.into_raw_fd()) })
     }
 
     /// Sets the default peer for `send`/`recv` (first address that works).
@@ -106,6 +117,41 @@ impl UdpSocket {
     }
     pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
         self.sock().set_tclass_v6(tclass)
+    }
+
+    /// The interface this socket is bound to (`SO_BINDTODEVICE`), `None` if it is not bound
+    /// to one.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn device(&self) -> io::Result<Option<Vec<u8>>> {
+        self.sock().device()
+    }
+    /// Binds the socket to the interface named `interface` (`SO_BINDTODEVICE`): it then
+    /// processes only packets that arrive on that interface. `None` or an empty name removes
+    /// the binding. Binding to a device may need `CAP_NET_RAW`; removing one does not.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
+        self.sock().bind_device(interface)
+    }
+
+    /// Joins the IPv4 multicast group `multiaddr` (`IP_ADD_MEMBERSHIP`) on the local
+    /// interface whose address is `interface`; `Ipv4Addr::UNSPECIFIED` lets the system pick.
+    pub fn join_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.io.get_ref().join_multicast_v4(&multiaddr, &interface)
+    }
+    /// Joins the IPv6 multicast group `multiaddr` (`IPV6_ADD_MEMBERSHIP`) on the interface
+    /// with index `interface`; 0 lets the system pick.
+    pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.io.get_ref().join_multicast_v6(multiaddr, interface)
+    }
+    /// Leaves a group joined with [`join_multicast_v4`](Self::join_multicast_v4)
+    /// (`IP_DROP_MEMBERSHIP`).
+    pub fn leave_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.io.get_ref().leave_multicast_v4(&multiaddr, &interface)
+    }
+    /// Leaves a group joined with [`join_multicast_v6`](Self::join_multicast_v6)
+    /// (`IPV6_DROP_MEMBERSHIP`).
+    pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.io.get_ref().leave_multicast_v6(multiaddr, interface)
     }
 
     crate::net::socket_methods::readiness_methods!(poll_recv_ready, poll_send_ready);

@@ -57,4 +57,9 @@ impl UnixListener {
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr()
     }
+
+    /// Takes the socket's pending error (`SO_ERROR`), clearing it.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
 }

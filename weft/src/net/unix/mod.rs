@@ -4,11 +4,15 @@
 //! - `listener.rs`: [`UnixListener`], accepting streams (by path, or by `SocketAddr` for an
 //!   abstract name on Linux).
 //! - `stream.rs`: [`UnixStream`] (a byte stream with tokio's and futures-io's
-//!   `AsyncRead`/`AsyncWrite`) and its borrowed [`ReadHalf`]/[`WriteHalf`].
+//!   `AsyncRead`/`AsyncWrite`).
+//! - `split.rs`: its borrowed ([`ReadHalf`]/[`WriteHalf`]) and owned
+//!   ([`OwnedReadHalf`]/[`OwnedWriteHalf`], [`ReuniteError`]) halves, the expansion of
+//!   `net/split.rs` shared with TCP.
 //! - `datagram.rs`: [`UnixDatagram`].
 //! - `socket.rs`: `UnixSocket` (re-exported as `net::UnixSocket`), a socket not yet
 //!   listening or connected.
-//! - `ucred.rs`: [`UCred`], the peer's credentials (`UnixStream::peer_cred`; Linux/Android).
+//! - `ucred.rs`: [`UCred`], the peer's credentials (`UnixStream::peer_cred`; Linux/Android),
+//!   in the [`uid_t`]/[`gid_t`]/[`pid_t`] integer types defined here (tokio's aliases).
 //! - `pipe.rs`: anonymous pipes and FIFOs ([`pipe`]).
 //!
 //! Addresses are std's [`SocketAddr`], re-exported here as tokio does.
@@ -17,15 +21,29 @@ mod datagram;
 mod listener;
 pub mod pipe;
 pub(super) mod socket;
+mod split;
 mod stream;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod ucred;
 
 pub use datagram::UnixDatagram;
 pub use listener::UnixListener;
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use std::os::unix::net::SocketAddr;
-pub use stream::{ReadHalf, UnixStream, WriteHalf};
+pub use stream::UnixStream;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub use ucred::UCred;
+
+/// A user id (tokio's alias; the same integer type as `libc::uid_t` on Linux).
+#[allow(non_camel_case_types)]
+pub type uid_t = u32;
+
+/// A group id (tokio's alias; the same integer type as `libc::gid_t` on Linux).
+#[allow(non_camel_case_types)]
+pub type gid_t = u32;
+
+/// A process id (tokio's alias; the same integer type as `libc::pid_t` on Linux).
+#[allow(non_camel_case_types)]
+pub type pid_t = i32;
 
 crate::net::socket_methods::debug_and_as_raw_fd!(UnixListener, UnixStream, UnixDatagram);

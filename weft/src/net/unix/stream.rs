@@ -1,16 +1,16 @@
 //! `UnixStream`: a connected Unix-domain byte stream on the I/O driver, with tokio's and
-//! futures-io's `AsyncRead`/`AsyncWrite`, and its borrowed halves from [`UnixStream::split`].
+//! futures-io's `AsyncRead`/`AsyncWrite`; its halves (`split`, `into_split`) are in
+//! `split.rs`.
 
 use std::io;
 use std::net::Shutdown;
 use std::path::Path;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
+use super::split::{split, split_owned, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use super::SocketAddr;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use super::UCred;
-use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
+use crate::io::Interest;
 use crate::runtime::io::registration::PollEvented;
 use crate::runtime::io::scheduled_io::{READABLE, WRITABLE};
 
@@ -91,48 +91,17 @@ impl UnixStream {
     pub fn shutdown_std(&self, how: Shutdown) -> io::Result<()> {
         self.io.get_ref().shutdown(how)
     }
-    /// Borrowed read and write halves, usable from two futures at once (no locking: both
-    /// directions of the socket are independent).
+    /// Borrowed read and write halves, usable from two futures at once (no allocation, no
+    /// locking: both directions of the socket are independent).
     pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-        (ReadHalf(self), WriteHalf(self))
+        split(self)
     }
-}
 
-/// The read half of [`UnixStream::split`].
-#[derive(Debug)]
-pub struct ReadHalf<'a>(&'a UnixStream);
-
-/// The write half of [`UnixStream::split`]; `shutdown` shuts the write direction.
-#[derive(Debug)]
-pub struct WriteHalf<'a>(&'a UnixStream);
-
-impl AsyncRead for ReadHalf<'_> {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        self.0.io.poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for WriteHalf<'_> {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.0.io.poll_write(cx, buf)
-    }
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.0.shutdown_std(Shutdown::Write))
-    }
-}
-
-impl AsRef<UnixStream> for ReadHalf<'_> {
-    fn as_ref(&self) -> &UnixStream {
-        self.0
-    }
-}
-
-impl AsRef<UnixStream> for WriteHalf<'_> {
-    fn as_ref(&self) -> &UnixStream {
-        self.0
+    /// Owned read and write halves (one `Arc`), which can move to different tasks;
+    /// `reunite` puts them back together. Dropping the write half shuts down the write
+    /// direction unless it is `forget`-ed.
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        split_owned(self)
     }
 }
 

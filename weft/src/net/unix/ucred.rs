@@ -11,24 +11,24 @@ use std::os::fd::AsRawFd;
 /// `socketpair`) time.
 #[derive(Copy, Clone, Eq, PartialEq, Hash, Debug)]
 pub struct UCred {
-    pid: Option<libc::pid_t>,
-    uid: libc::uid_t,
-    gid: libc::gid_t,
+    pid: Option<super::pid_t>,
+    uid: super::uid_t,
+    gid: super::gid_t,
 }
 
 impl UCred {
     /// The peer's effective user id.
-    pub fn uid(&self) -> libc::uid_t {
+    pub fn uid(&self) -> super::uid_t {
         self.uid
     }
 
     /// The peer's effective group id.
-    pub fn gid(&self) -> libc::gid_t {
+    pub fn gid(&self) -> super::gid_t {
         self.gid
     }
 
     /// The peer's process id (`None` where the kernel does not report one).
-    pub fn pid(&self) -> Option<libc::pid_t> {
+    pub fn pid(&self) -> Option<super::pid_t> {
         self.pid
     }
 }
@@ -52,5 +52,7 @@ pub(crate) fn peer_cred(fd: &impl AsRawFd) -> io::Result<UCred> {
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
+    // `libc`'s `pid_t`/`uid_t`/`gid_t` are the aliases' integer types on Linux and Android:
+    // no conversion happens.
     Ok(UCred { pid: (cred.pid != 0).then_some(cred.pid), uid: cred.uid, gid: cred.gid })
 }
