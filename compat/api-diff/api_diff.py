@@ -20,16 +20,19 @@ What is compared (the glossary of this file):
 - *auto*: the auto traits of each public type (Send, Sync, Unpin, UnwindSafe, RefUnwindSafe),
   with the bounds rustdoc computed (`Mutex<T>: Sync where T: Send`), and negative ones.
 - *signature*: argument and return types, generic bounds (inline and `where` merged and sorted,
-  generic names replaced by position), `async`/`const`/`unsafe`, and for trait items
-  provided/required. Lifetimes are not compared (elided and named lifetimes differ in spelling
-  only); `T: 'static` bounds are.
+  generic names replaced by position: `M0` for a named parameter, `I0` for an `impl Trait`
+  argument, since only the first can be given by turbofish), `async`/`const`/`unsafe`, and for
+  trait items provided/required. Lifetimes are not compared (elided and named lifetimes differ
+  in spelling only); `T: 'static` bounds are.
+- *send*: the future of every `async fn` (and `-> impl Future`) that is `Send` on tokio must be
+  `Send` on weft: checked by compiling calls against both (`async_send.py`).
 
 Each tokio key is implemented (present, same signature), listed in `gaps.txt` with a reason, or
 a failure. Each weft key tokio lacks is an extra, listed in `gaps.txt` too. A line of
 `gaps.txt` that matches nothing is stale and fails the run, so the file stays true.
 
-Not seen by this diff: the `Send`-ness of futures returned by `async fn` (rustdoc shows the
-`async` keyword, not the future's auto traits); the facade's `tests/api_send.rs` asserts those.
+Not seen: the auto traits of futures returned by trait methods and by callables whose generic
+bounds have no stand-in type in `async_send.py` (closures, user traits); the count is printed.
 """
 
 import argparse
@@ -40,6 +43,9 @@ import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import async_send  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -144,6 +150,10 @@ def cfg_of(item):
         if s and s.startswith("#[doc(cfg("):
             out.append(s[len("#[doc(cfg("):-len("))]")])
     return out
+
+
+def is_windows(cfgs):
+    return any(re.match(r"^(all\()?windows", c) for c in cfgs)
 
 
 def is_hidden(item):
@@ -280,7 +290,7 @@ class Render:
                 return "Self"
             if p.startswith("<private>"):
                 # A type a user cannot name (a private future or guard): only its auto traits
-                # are observable, and those the `api_send` test checks.
+                # are observable, and `async_send.py` checks `Send`.
                 return "<private>"
             # `std::io::Result<T>` is `Result<T, io::Error>`: either spelling is the same type.
             if p == "std::io::error::Result":
@@ -425,7 +435,7 @@ class Render:
         for p in f["generics"]["params"]:
             if "type" in p["kind"]:
                 if p["kind"]["type"]["is_synthetic"]:
-                    synth.append(f"M{count}")
+                    synth.append(f"I{count}")  # `impl Trait`: no turbofish
                 count += 1
         arg_names = dict(names, __impl_args__=synth, __impl_count__=[0], __impl_bounds__=set())
         ins = ", ".join(self.ty(doc, x[1], arg_names) for x in sig["inputs"])
@@ -464,13 +474,19 @@ def impl_names(render, doc, impl):
     return names
 
 
-def api(crates, root_doc, prefer=frozenset()):
+def api(crates, root_doc, prefer=frozenset(), callables=None):
+    """The keys of one side; with `callables`, also fills it with the `async_send` check of
+    every callable that returns a future (key -> expression, or None if not writable)."""
     walk = Walk(crates, root_doc, prefer)
     r = Render(crates, walk)
     out = {}
     out_canon = set(walk.canon.values())
 
     def add(key, sig, cfgs):
+        # tokio's docs build holds both platforms' versions of a few methods under one name
+        # (`OpenOptions::custom_flags` takes i32 on Unix, u32 on Windows): the Unix one is the API.
+        if key in out and is_windows(cfgs) and not is_windows(out[key][1]):
+            return
         out[key] = (sig, cfgs)
 
     impls_done = set()
@@ -483,7 +499,7 @@ def api(crates, root_doc, prefer=frozenset()):
             if kind == "struct":
                 shape = struct_shape(crates, doc, inner)
             add(path, f"{shape} where {', '.join(r.generics(doc, inner['generics'], names))}", cfgs)
-            members(crates, r, doc, it, kind, inner, path, cfgs, add, impls_done)
+            members(crates, r, doc, it, kind, inner, path, cfgs, add, impls_done, callables)
         elif kind == "trait":
             names = r.name_params(inner["generics"], "A", {})
             sup = sorted(x for x in (r.bound(doc, b, names) for b in inner["bounds"]) if x)
@@ -509,6 +525,8 @@ def api(crates, root_doc, prefer=frozenset()):
                 trait_impl(crates, r, doc, iid, cfgs, add, impls_done)
         elif kind == "function":
             add(path, r.fn_sig(doc, inner, {}), cfgs)
+            if callables is not None and not is_windows(cfgs):
+                async_send.collect(r, doc, path, None, None, inner, callables)
         elif kind == "type_alias":
             names = r.name_params(inner["generics"], "A", {})
             add(path, "type = " + r.ty(doc, inner["type"], names), cfgs)
@@ -521,6 +539,20 @@ def api(crates, root_doc, prefer=frozenset()):
     for path, kind in walk.external.items():
         add(path, kind, [])
     return out, out_canon
+
+
+def merged_generics(ty, imp):
+    """An impl's parameters, named as in the impl, with the type's own bounds added (by position:
+    `struct Foo<T: Bound>` and `impl<U> Foo<U>`)."""
+    params = [dict(p) for p in imp["generics"]["params"]]
+    preds = list(imp["generics"]["where_predicates"])
+    own = [p for p in ty["generics"]["params"]]
+    args = ((imp["for"].get("resolved_path") or {}).get("args") or {}).get("angle_bracketed", {}).get("args", [])
+    for decl, arg in zip(own, args):
+        if "type" in decl["kind"] and "type" in arg and "generic" in arg["type"] and decl["kind"]["type"]["bounds"]:
+            preds.append({"bound_predicate": {"type": arg["type"], "bounds": decl["kind"]["type"]["bounds"],
+                                              "generic_params": []}})
+    return {"params": params, "where_predicates": preds}
 
 
 def struct_shape(crates, doc, inner):
@@ -536,7 +568,7 @@ def struct_shape(crates, doc, inner):
     return "struct/plain" if pub else "struct"
 
 
-def members(crates, r, doc, it, kind, inner, path, cfgs, add, impls_done):
+def members(crates, r, doc, it, kind, inner, path, cfgs, add, impls_done, callables=None):
     if kind == "enum":
         for vid in inner["variants"]:
             v = crates.item(doc, vid)
@@ -565,6 +597,9 @@ def members(crates, r, doc, it, kind, inner, path, cfgs, add, impls_done):
                 mcfg = icfg + cfg_of(m)
                 if mk == "function":
                     add(f"{path}::{m['name']}", r.fn_sig(doc, m["inner"]["function"], names, outer), mcfg)
+                    if callables is not None and not is_windows(mcfg):
+                        async_send.collect(r, doc, f"{path}::{m['name']}", path, merged_generics(inner, imp),
+                                           m["inner"]["function"], callables)
                 elif mk == "assoc_const":
                     add(f"{path}::{m['name']}", "const: " + r.ty(doc, m["inner"]["assoc_const"]["type"], names), mcfg)
                 elif mk == "assoc_type":
@@ -623,9 +658,9 @@ class Gaps:
                 line = line.rstrip("\n")
                 if not line.strip() or line.startswith("#"):
                     continue
-                m = re.match(r"^(missing|sig|extra) (.+?) -- (.+)$", line)
+                m = re.match(r"^(missing|sig|extra|send) (.+?) -- (.+)$", line)
                 if not m:
-                    sys.exit(f"{path}:{n}: expected 'missing|sig|extra KEY -- reason': {line}")
+                    sys.exit(f"{path}:{n}: expected 'missing|sig|extra|send KEY -- reason': {line}")
                 self.rules.append({"kind": m.group(1), "key": m.group(2), "why": m.group(3), "line": n, "used": 0})
 
     def match(self, kind, key, cfgs):
@@ -708,10 +743,12 @@ def diff(tokio, facade, gaps):
             extras.append((key, rule["why"]))
         else:
             failures.append(f"extra, not listed: {key}  ({sig})")
-    stale = [r for r in gaps.rules if r["used"] == 0]
-    for r in stale:
-        failures.append(f"gaps.txt:{r['line']}: matches nothing (implemented now? remove it): {r['kind']} {r['key']}")
     return counts, failures, listed, extras
+
+
+def stale_lines(gaps):
+    return [f"gaps.txt:{r['line']}: matches nothing (implemented now? remove it): {r['kind']} {r['key']}"
+            for r in gaps.rules if r["used"] == 0]
 
 
 def report(counts, failures, listed, extras, out_dir):
@@ -749,22 +786,39 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     # tokio's side is locked too (`tokio.Cargo.lock`), so a new `bytes` or `mio` cannot move
     # the paths its signatures name between two runs.
-    tokio_json = rustdoc_json(args.work, "tokio",
-                              f'tokio = {{ version = "={TOKIO_VERSION}", features = {json.dumps(FEATURES)} }}',
-                              lock=os.path.join(HERE, "tokio.Cargo.lock"))
-    facade_json = rustdoc_json(args.work, "facade",
-                               f'tokio = {{ path = "{os.path.join(ROOT, "compat", "tokio")}", features = {json.dumps(FEATURES)} }}',
-                               lock=os.path.join(ROOT, "Cargo.lock"))
-    tokio, tokio_canon = api(Crates(tokio_json), 0)
+    tokio_dep = f'tokio = {{ version = "={TOKIO_VERSION}", features = {json.dumps(FEATURES)} }}'
+    tokio_lock = os.path.join(HERE, "tokio.Cargo.lock")
+    facade_dep = f'tokio = {{ path = "{os.path.join(ROOT, "compat", "tokio")}", features = {json.dumps(FEATURES)} }}'
+    facade_lock = os.path.join(ROOT, "Cargo.lock")
+    tokio_json = rustdoc_json(args.work, "tokio", tokio_dep, lock=tokio_lock)
+    facade_json = rustdoc_json(args.work, "facade", facade_dep, lock=facade_lock)
+    callables = {}
+    tokio, tokio_canon = api(Crates(tokio_json), 0, callables=callables)
     facade, _ = api(Crates(facade_json), 0, prefer=tokio_canon)
     if args.dump:
         for name, side in (("tokio", tokio), ("facade", facade)):
             with open(os.path.join(args.work, name + ".txt"), "w") as f:
                 for k, (s, c) in sorted(side.items()):
                     f.write(f"{k}\t{s}\t{'; '.join(c)}\n")
-    counts, failures, listed, extras = diff(tokio, facade, Gaps(args.gaps))
+    gaps = Gaps(args.gaps)
+    counts, failures, listed, extras = diff(tokio, facade, gaps)
+    # The futures of the callables both sides agree on; the others are already a listed gap.
+    same = {k: v for k, v in callables.items() if k in facade and facade[k][0] == tokio[k][0]}
+    checked, skipped, not_send, send_failing = async_send.run(args.work, same, tokio_dep, tokio_lock,
+                                                              facade_dep, facade_lock)
+    for key in send_failing:
+        rule = gaps.match("send", key, [])
+        if rule:
+            listed.append(("send", key, rule["why"]))
+        else:
+            failures.append(f"future not Send on weft (Send on tokio), or the call fails: {key}  "
+                            f"(send({same[key]}))")
+    failures += stale_lines(gaps)
     table, total = report(counts, failures, listed, extras, args.work)
     print(table)
+    print(f"\nfutures of async fns: {len(checked)} Send on tokio checked on weft, {len(send_failing)} not Send "
+          f"there; {len(not_send)} not Send on tokio either (or not writable), {len(skipped)} not checked "
+          f"(bounds with no stand-in type: closures, user traits)")
     kinds = collections.Counter(why.split(":")[0] for _, _, why in listed)
     print("\nlisted, by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
     print(f"tokio {TOKIO_VERSION}: {total['tokio']} keys; implemented {total['implemented']}, "

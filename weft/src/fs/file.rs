@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use super::write_behind::Writer;
-use super::{asyncify, background_failed, OpenOptions};
+use super::{asyncify, background_failed, FileTimes, OpenOptions};
 use crate::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 use crate::loom::sync::Arc;
 use crate::task::JoinHandle;
@@ -168,7 +168,7 @@ impl File {
     }
 
     /// Creates `path` read-write, failing with `AlreadyExists` if it exists.
-    pub async fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
+    pub async fn create_new<P: AsRef<Path>>(path: P) -> io::Result<File> {
         OpenOptions::new().read(true).write(true).create_new(true).open(path).await
     }
 
@@ -220,15 +220,16 @@ impl File {
 
     /// Sets the access and/or modification time (after pending writes drained, so a
     /// write-behind cannot land after it and overwrite the times).
-    pub async fn set_times(&self, times: std::fs::FileTimes) -> io::Result<()> {
+    pub async fn set_times(&self, times: FileTimes) -> io::Result<()> {
         let _inner = self.settle(false).await?;
         let std = self.std.clone();
+        let times = times.to_std();
         asyncify(move || std.set_times(times)).await
     }
 
     /// `set_times` with only the modification time.
     pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
-        self.set_times(std::fs::FileTimes::new().set_modified(time)).await
+        self.set_times(FileTimes::new().set_modified(time)).await
     }
 
     /// The file's metadata (after pending writes drained, so the length includes them).
@@ -430,6 +431,14 @@ impl std::os::fd::AsRawFd for File {
 impl std::os::fd::AsFd for File {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.std.as_fd()
+    }
+}
+
+#[cfg(unix)]
+impl From<std::os::fd::OwnedFd> for File {
+    /// Takes ownership of an open file descriptor, as `std::fs::File::from` does.
+    fn from(fd: std::os::fd::OwnedFd) -> File {
+        File::from_std(StdFile::from(fd))
     }
 }
 

@@ -61,6 +61,7 @@
 
 mod dir_builder;
 mod file;
+mod file_times;
 mod open_options;
 mod ops;
 mod read_dir;
@@ -68,6 +69,7 @@ mod write_behind;
 
 pub use dir_builder::DirBuilder;
 pub use file::File;
+pub use file_times::FileTimes;
 pub use open_options::OpenOptions;
 #[cfg(unix)]
 pub use ops::symlink;
@@ -76,10 +78,6 @@ pub use ops::{
     remove_dir_all, remove_file, rename, set_permissions, symlink_metadata, try_exists, write,
 };
 pub use read_dir::{read_dir, DirEntry, ReadDir};
-/// The access and modification times for [`File::set_times`]. weft re-exports std's type,
-/// which has the same builder methods (`new`, `set_accessed`, `set_modified`) as tokio's
-/// wrapper of it.
-pub use std::fs::FileTimes;
 
 use std::io;
 

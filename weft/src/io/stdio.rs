@@ -169,6 +169,14 @@ macro_rules! std_stream {
                 std::os::fd::AsRawFd::as_raw_fd(&std::io::$ctor())
             }
         }
+
+        impl std::os::fd::AsFd for $name {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                // SAFETY: the standard streams' descriptors (0, 1, 2) are open for the whole
+                // life of the process, as std's own `Stdin::as_fd` assumes.
+                unsafe { std::os::fd::BorrowedFd::borrow_raw(std::os::fd::AsRawFd::as_raw_fd(self)) }
+            }
+        }
     };
 }
 

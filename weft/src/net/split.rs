@@ -176,8 +176,8 @@ macro_rules! stream_halves {
     };
 }
 
-/// A read half's methods, each forwarding to the stream's method of the same name.
-macro_rules! read_half_methods {
+/// The methods both halves have, each forwarding to the stream's method of the same name.
+macro_rules! half_methods {
     ($addr:ty, $self:ident => $stream:expr) => {
         /// The address of the connected peer.
         pub fn peer_addr(&$self) -> std::io::Result<$addr> {
@@ -193,6 +193,13 @@ macro_rules! read_half_methods {
         pub async fn ready(&$self, interest: $crate::io::Interest) -> std::io::Result<$crate::io::Ready> {
             $stream.ready(interest).await
         }
+    };
+}
+
+/// A read half's methods, each forwarding to the stream's method of the same name.
+macro_rules! read_half_methods {
+    ($addr:ty, $self:ident => $stream:expr) => {
+        $crate::net::split::half_methods!($addr, $self => $stream);
 
         /// Waits until the stream is readable.
         pub async fn readable(&$self) -> std::io::Result<()> {
@@ -220,20 +227,7 @@ macro_rules! read_half_methods {
 /// A write half's methods, each forwarding to the stream's method of the same name.
 macro_rules! write_half_methods {
     ($addr:ty, $self:ident => $stream:expr) => {
-        /// The address of the connected peer.
-        pub fn peer_addr(&$self) -> std::io::Result<$addr> {
-            $stream.peer_addr()
-        }
-
-        /// The address this stream is bound to.
-        pub fn local_addr(&$self) -> std::io::Result<$addr> {
-            $stream.local_addr()
-        }
-
-        /// Waits until any of `interest` is ready; returns the readiness found.
-        pub async fn ready(&$self, interest: $crate::io::Interest) -> std::io::Result<$crate::io::Ready> {
-            $stream.ready(interest).await
-        }
+        $crate::net::split::half_methods!($addr, $self => $stream);
 
         /// Waits until the stream is writable.
         pub async fn writable(&$self) -> std::io::Result<()> {
@@ -298,4 +292,4 @@ macro_rules! write_half_io {
     };
 }
 
-pub(crate) use {read_half_methods, stream_halves, write_half_io, write_half_methods};
+pub(crate) use {half_methods, read_half_methods, stream_halves, write_half_io, write_half_methods};

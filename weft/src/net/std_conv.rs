@@ -1,5 +1,6 @@
 //! Conversions between weft's sockets and std's: `TryFrom<std socket>` (tokio's spelling of
-//! `from_std`) and `AsFd` (a borrowed fd, for socket2/nix/rustix calls on a weft socket).
+//! `from_std`), `AsFd` (a borrowed fd, for socket2/nix/rustix calls on a weft socket) and
+//! `AsRef<Self>` on the streams.
 //!
 //! Kept apart from the socket files so each socket type gets them from one macro and they
 //! stay identical across the seven types.
@@ -8,7 +9,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
 use super::tcp::{TcpListener, TcpSocket, TcpStream};
-use super::{UdpSocket, UnixDatagram, UnixListener, UnixStream};
+use super::{UdpSocket, UnixDatagram, UnixListener, UnixSocket, UnixStream};
 
 macro_rules! try_from_std {
     ($($weft:ty => $std:ty),* $(,)?) => {$(
@@ -46,4 +47,18 @@ macro_rules! as_fd {
     )*};
 }
 
-as_fd!(TcpStream, TcpListener, TcpSocket, UdpSocket, UnixStream, UnixListener, UnixDatagram);
+as_fd!(TcpStream, TcpListener, TcpSocket, UdpSocket, UnixStream, UnixListener, UnixDatagram, UnixSocket);
+
+/// `AsRef<Self>` on the streams, as tokio: code generic over `AsRef<TcpStream>` takes the
+/// stream itself as well as its split halves.
+macro_rules! as_ref_self {
+    ($($weft:ty),* $(,)?) => {$(
+        impl AsRef<$weft> for $weft {
+            fn as_ref(&self) -> &$weft {
+                self
+            }
+        }
+    )*};
+}
+
+as_ref_self!(TcpStream, UnixStream);

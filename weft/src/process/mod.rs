@@ -42,10 +42,10 @@ pub struct Command {
 
 impl Command {
     /// A command to run `program` (looked up in `PATH` if it has no `/`).
-    pub fn new(program: impl AsRef<OsStr>) -> Command {
+    pub fn new<S: AsRef<OsStr>>(program: S) -> Command {
         Command { std: std::process::Command::new(program), kill_on_drop: false }
     }
-    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Command {
+    pub fn arg<S: AsRef<OsStr>>(&mut self, arg: S) -> &mut Command {
         self.std.arg(arg);
         self
     }
@@ -57,7 +57,7 @@ impl Command {
         self.std.args(args);
         self
     }
-    pub fn env(&mut self, key: impl AsRef<OsStr>, val: impl AsRef<OsStr>) -> &mut Command {
+    pub fn env<K: AsRef<OsStr>, V: AsRef<OsStr>>(&mut self, key: K, val: V) -> &mut Command {
         self.std.env(key, val);
         self
     }
@@ -70,7 +70,7 @@ impl Command {
         self.std.envs(vars);
         self
     }
-    pub fn env_remove(&mut self, key: impl AsRef<OsStr>) -> &mut Command {
+    pub fn env_remove<K: AsRef<OsStr>>(&mut self, key: K) -> &mut Command {
         self.std.env_remove(key);
         self
     }
@@ -78,19 +78,19 @@ impl Command {
         self.std.env_clear();
         self
     }
-    pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Command {
+    pub fn current_dir<P: AsRef<Path>>(&mut self, dir: P) -> &mut Command {
         self.std.current_dir(dir);
         self
     }
-    pub fn stdin(&mut self, cfg: impl Into<Stdio>) -> &mut Command {
+    pub fn stdin<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Command {
         self.std.stdin(cfg);
         self
     }
-    pub fn stdout(&mut self, cfg: impl Into<Stdio>) -> &mut Command {
+    pub fn stdout<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Command {
         self.std.stdout(cfg);
         self
     }
-    pub fn stderr(&mut self, cfg: impl Into<Stdio>) -> &mut Command {
+    pub fn stderr<T: Into<Stdio>>(&mut self, cfg: T) -> &mut Command {
         self.std.stderr(cfg);
         self
     }
@@ -113,7 +113,7 @@ impl Command {
         self
     }
     #[cfg(unix)]
-    pub fn arg0(&mut self, arg: impl AsRef<OsStr>) -> &mut Command {
+    pub fn arg0<S: AsRef<OsStr>>(&mut self, arg: S) -> &mut Command {
         std::os::unix::process::CommandExt::arg0(&mut self.std, arg);
         self
     }

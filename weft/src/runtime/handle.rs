@@ -23,6 +23,17 @@ pub struct EnterGuard<'a> {
     _p: PhantomData<&'a Handle>,
 }
 
+// SAFETY: an `EnterGuard` has no method taking `&self`; a shared reference to it can do
+// nothing on any thread (only dropping it, by value, touches the thread's context). tokio's
+// guard is `Sync` and `!Send` too.
+unsafe impl Sync for EnterGuard<'_> {}
+
+impl std::fmt::Debug for EnterGuard<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterGuard").finish_non_exhaustive()
+    }
+}
+
 impl EnterGuard<'_> {
     /// Also enters `local` (`LocalRuntime::enter`: `spawn_local` then works under the guard).
     pub(crate) fn with_local(mut self, local: crate::task::LocalEnterGuard) -> Self {

@@ -29,6 +29,11 @@ pub struct LocalRuntime {
     _not_send: PhantomData<*mut u8>,
 }
 
+// As `Runtime` (and tokio's `LocalRuntime`): a panic caught around `block_on` leaves the runtime
+// usable, since every task's panic is already caught into its `JoinError`.
+impl std::panic::UnwindSafe for LocalRuntime {}
+impl std::panic::RefUnwindSafe for LocalRuntime {}
+
 impl LocalRuntime {
     /// A local runtime with every driver enabled (`Builder::new_current_thread().enable_all()`).
     pub fn new() -> io::Result<LocalRuntime> {

@@ -72,6 +72,7 @@ mod notify;
 mod once_cell;
 pub mod oneshot;
 mod rwlock;
+mod rwlock_map;
 mod semaphore;
 mod set_once;
 pub mod watch;
@@ -87,6 +88,7 @@ pub use mutex_map::{MappedMutexGuard, OwnedMappedMutexGuard};
 pub use notify::{Notified, Notify};
 pub use once_cell::{OnceCell, SetError};
 pub use rwlock::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use rwlock_map::{OwnedRwLockMappedWriteGuard, RwLockMappedWriteGuard};
 pub use semaphore::{AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError};
 pub use set_once::{SetOnce, SetOnceError};
 

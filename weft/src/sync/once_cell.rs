@@ -254,6 +254,15 @@ impl<T: Clone> Clone for OnceCell<T> {
     }
 }
 
+/// Equal when both are unset, or both set to equal values (as tokio's).
+impl<T: PartialEq> PartialEq for OnceCell<T> {
+    fn eq(&self, other: &OnceCell<T>) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl<T: Eq> Eq for OnceCell<T> {}
+
 impl<T> From<T> for OnceCell<T> {
     fn from(value: T) -> Self {
         OnceCell::new_with(Some(value))

@@ -5,8 +5,14 @@
 //! blocks every reader that arrives after it (they queue behind it instead of sharing the lock
 //! with the current readers), so a steady stream of readers cannot starve a writer. Uncontended
 //! read and write locks are one CAS each.
+//!
+//! The guards and their auto traits are here; narrowing them to a part of the value (`map`,
+//! `try_map`, `downgrade_map`, and the mapped write guards) is in `rwlock_map.rs`. A read guard,
+//! owned or not, holds a pointer to what it reads, so the same type serves mapped and unmapped.
 
 use std::fmt;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 
 use super::batch_semaphore::RawSemaphore;
@@ -33,9 +39,9 @@ const MAX_READS: u32 = u32::MAX >> 3;
 /// # });
 /// ```
 pub struct RwLock<T: ?Sized> {
-    max_readers: u32,
-    sem: RawSemaphore,
-    data: UnsafeCell<T>,
+    pub(super) max_readers: u32,
+    pub(super) sem: RawSemaphore,
+    pub(super) data: UnsafeCell<T>,
 }
 
 // SAFETY: readers share `&T` across threads (needs `Sync`), a writer gets `&mut T` possibly on
@@ -50,43 +56,54 @@ unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
 /// the value.
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockReadGuard<'a, T: ?Sized> {
-    sem: &'a RawSemaphore,
-    data: *const T,
-    _borrow: std::marker::PhantomData<&'a T>,
+    pub(super) sem: &'a RawSemaphore,
+    pub(super) data: *const T,
+    pub(super) _borrow: PhantomData<&'a T>,
 }
 
 /// Exclusive access; releases every permit on drop.
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockWriteGuard<'a, T: ?Sized> {
-    lock: &'a RwLock<T>,
+    pub(super) lock: &'a RwLock<T>,
 }
 
-/// Shared access that keeps an `Arc<RwLock>` alive.
+/// Shared access that keeps an `Arc<RwLock>` alive; releases one read permit on drop. `U` is
+/// the part of the `T` it points at once narrowed with [`map`](OwnedRwLockReadGuard::map)
+/// (`T` itself until then).
 #[must_use = "if unused the RwLock will immediately unlock"]
-pub struct OwnedRwLockReadGuard<T: ?Sized> {
-    lock: Arc<RwLock<T>>,
+pub struct OwnedRwLockReadGuard<T: ?Sized, U: ?Sized = T> {
+    pub(super) lock: Arc<RwLock<T>>,
+    pub(super) data: *const U,
+    // As tokio's: the guard is `Unpin` only for `T: Unpin`.
+    pub(super) _owns: PhantomData<T>,
 }
 
-/// Exclusive access that keeps an `Arc<RwLock>` alive.
+/// Exclusive access that keeps an `Arc<RwLock>` alive; releases every permit on drop.
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct OwnedRwLockWriteGuard<T: ?Sized> {
-    lock: Arc<RwLock<T>>,
+    pub(super) lock: Arc<RwLock<T>>,
+    // As tokio's: the guard is `Unpin` only for `T: Unpin`.
+    pub(super) _owns: PhantomData<T>,
 }
 
-// SAFETY: a read guard only gives `&T`.
+// The bounds below are tokio's, to the letter, so a program is `Send`-correct on one exactly
+// when it is on the other.
+// SAFETY: a read guard only gives `&T`; sending it lets another thread read `T` (`T: Sync`).
 unsafe impl<T: ?Sized + Sync> Send for RwLockReadGuard<'_, T> {}
-// SAFETY: sharing a read guard only shares `&T`, which `T: Sync` allows.
-unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
-// SAFETY: a write guard gives `&mut T` (moving it moves access: `Send`), shared it gives `&T`.
-unsafe impl<T: ?Sized + Sync> Sync for RwLockWriteGuard<'_, T> {}
-// SAFETY: an owned read guard only gives `&T` (`T: Sync`); moving it moves the `Arc` it holds,
-// which needs `RwLock<T>: Send + Sync`.
-unsafe impl<T: ?Sized + Send + Sync> Send for OwnedRwLockReadGuard<T> {}
-// SAFETY: sharing an owned read guard only shares `&T` (`T: Sync`); the `Arc` it holds needs
-// `RwLock<T>: Send + Sync`.
-unsafe impl<T: ?Sized + Send + Sync> Sync for OwnedRwLockReadGuard<T> {}
+// SAFETY: sharing a read guard only shares `&T` (`T: Sync`); `Send` is asked as well, as tokio
+// does.
+unsafe impl<T: ?Sized + Send + Sync> Sync for RwLockReadGuard<'_, T> {}
+// SAFETY: sharing a write guard only shares `&T` (`T: Sync`); `Send` is asked as well, as tokio
+// does. (Its `Send` is the compiler's: `&RwLock<T>` is `Send` for `T: Send + Sync`.)
+unsafe impl<T: ?Sized + Send + Sync> Sync for RwLockWriteGuard<'_, T> {}
+// SAFETY: an owned read guard gives `&U` (`U: Sync`); moving it moves the `Arc` it holds, and
+// dropping the last `Arc` may drop the `T` on that thread, which needs `RwLock<T>: Send + Sync`.
+unsafe impl<T: ?Sized + Send + Sync, U: ?Sized + Sync> Send for OwnedRwLockReadGuard<T, U> {}
+// SAFETY: sharing an owned read guard shares `&U` (`U: Sync`) and the `Arc` (`T: Send + Sync`);
+// `U: Send` is asked as well, as tokio does.
+unsafe impl<T: ?Sized + Send + Sync, U: ?Sized + Send + Sync> Sync for OwnedRwLockReadGuard<T, U> {}
 // SAFETY: sharing an owned write guard only shares `&T` (`T: Sync`); the `Arc` it holds needs
-// `RwLock<T>: Send + Sync`.
+// `RwLock<T>: Send + Sync`. (Its `Send` is the compiler's, from the `Arc`: `T: Send + Sync`.)
 unsafe impl<T: ?Sized + Send + Sync> Sync for OwnedRwLockWriteGuard<T> {}
 
 impl<T> RwLock<T> {
@@ -138,12 +155,12 @@ impl<T: ?Sized> RwLock<T> {
 
     pub async fn read_owned(self: Arc<Self>) -> OwnedRwLockReadGuard<T> {
         self.acquire(1).await;
-        OwnedRwLockReadGuard { lock: self }
+        OwnedRwLockReadGuard::new(self)
     }
 
     pub async fn write_owned(self: Arc<Self>) -> OwnedRwLockWriteGuard<T> {
         self.acquire(self.max_readers).await;
-        OwnedRwLockWriteGuard { lock: self }
+        OwnedRwLockWriteGuard { lock: self, _owns: PhantomData }
     }
 
     pub fn try_read(&self) -> Result<RwLockReadGuard<'_, T>, TryLockError> {
@@ -154,6 +171,20 @@ impl<T: ?Sized> RwLock<T> {
     pub fn try_write(&self) -> Result<RwLockWriteGuard<'_, T>, TryLockError> {
         self.sem.try_acquire(self.max_readers as usize).map_err(|_| TryLockError::new())?;
         Ok(RwLockWriteGuard { lock: self })
+    }
+
+    /// Shared access now, or `TryLockError` if a writer holds the lock or waits for it (the
+    /// `Arc` is then dropped).
+    pub fn try_read_owned(self: Arc<Self>) -> Result<OwnedRwLockReadGuard<T>, TryLockError> {
+        self.sem.try_acquire(1).map_err(|_| TryLockError::new())?;
+        Ok(OwnedRwLockReadGuard::new(self))
+    }
+
+    /// Exclusive access now, or `TryLockError` if anyone holds the lock (the `Arc` is then
+    /// dropped).
+    pub fn try_write_owned(self: Arc<Self>) -> Result<OwnedRwLockWriteGuard<T>, TryLockError> {
+        self.sem.try_acquire(self.max_readers as usize).map_err(|_| TryLockError::new())?;
+        Ok(OwnedRwLockWriteGuard { lock: self, _owns: PhantomData })
     }
 
     #[track_caller]
@@ -172,12 +203,18 @@ impl<T: ?Sized> RwLock<T> {
     }
 
     /// The guard for one read permit the caller holds.
-    fn read_guard(&self) -> RwLockReadGuard<'_, T> {
-        RwLockReadGuard { sem: &self.sem, data: self.data.with(|p| p), _borrow: std::marker::PhantomData }
+    pub(super) fn read_guard(&self) -> RwLockReadGuard<'_, T> {
+        RwLockReadGuard { sem: &self.sem, data: self.data.with(|p| p), _borrow: PhantomData }
     }
 
     async fn acquire(&self, n: u32) {
         self.sem.acquire(n as usize).await.unwrap_or_else(|_| unreachable!("an RwLock's semaphore is never closed"));
+    }
+}
+
+impl<T> From<T> for RwLock<T> {
+    fn from(value: T) -> Self {
+        RwLock::new(value)
     }
 }
 
@@ -202,56 +239,54 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     /// Turns exclusive access into shared access without letting a writer in between.
     pub fn downgrade(self) -> RwLockReadGuard<'a, T> {
         let lock = self.lock;
+        // One permit passes to the read guard, the others go back below.
         std::mem::forget(self);
         lock.sem.release(lock.max_readers as usize - 1);
         lock.read_guard()
     }
+}
 
-    /// Narrows the write guard to a part of the value with `f` (run while still exclusive),
-    /// then downgrades it: readers get in only after `f` returns.
-    pub fn downgrade_map<F: FnOnce(&T) -> &U, U: ?Sized>(this: Self, f: F) -> RwLockReadGuard<'a, U> {
-        let lock = this.lock;
-        // SAFETY: `this` holds every permit, so no `&mut T` exists while `f` reads.
-        let data: *const U = f(lock.data.with(|p| unsafe { &*p }));
-        std::mem::forget(this);
-        lock.sem.release(lock.max_readers as usize - 1);
-        RwLockReadGuard { sem: &lock.sem, data, _borrow: std::marker::PhantomData }
-    }
-
-    /// Like `downgrade_map`, but `f` may decline (`None`): the write guard is then given
-    /// back unchanged.
-    pub fn try_downgrade_map<F: FnOnce(&T) -> Option<&U>, U: ?Sized>(
-        this: Self,
-        f: F,
-    ) -> Result<RwLockReadGuard<'a, U>, Self> {
-        let lock = this.lock;
-        // SAFETY: `this` holds every permit, so no `&mut T` exists while `f` reads.
-        let Some(data) = f(lock.data.with(|p| unsafe { &*p })).map(|u| u as *const U) else {
-            return Err(this);
-        };
-        std::mem::forget(this);
-        lock.sem.release(lock.max_readers as usize - 1);
-        Ok(RwLockReadGuard { sem: &lock.sem, data, _borrow: std::marker::PhantomData })
+impl<T: ?Sized> OwnedRwLockReadGuard<T> {
+    /// The guard for one read permit the caller holds on `lock`.
+    pub(super) fn new(lock: Arc<RwLock<T>>) -> OwnedRwLockReadGuard<T> {
+        let data = lock.data.with(|p| p);
+        OwnedRwLockReadGuard { lock, data, _owns: PhantomData }
     }
 }
 
-impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
-    /// Narrows the guard to a part of the value.
-    pub fn map<F: FnOnce(&T) -> &U, U: ?Sized>(this: Self, f: F) -> RwLockReadGuard<'a, U> {
-        let data: *const U = f(&*this);
-        let sem = this.sem;
-        std::mem::forget(this);
-        RwLockReadGuard { sem, data, _borrow: std::marker::PhantomData }
+impl<T: ?Sized, U: ?Sized> OwnedRwLockReadGuard<T, U> {
+    /// The lock this guard reads.
+    pub fn rwlock(this: &Self) -> &Arc<RwLock<T>> {
+        &this.lock
     }
 
-    /// Like `map`, but `f` may decline (`None`): the guard is then given back unchanged.
-    pub fn try_map<F: FnOnce(&T) -> Option<&U>, U: ?Sized>(this: Self, f: F) -> Result<RwLockReadGuard<'a, U>, Self> {
-        let Some(data) = f(&*this).map(|u| u as *const U) else {
-            return Err(this);
-        };
-        let sem = this.sem;
-        std::mem::forget(this);
-        Ok(RwLockReadGuard { sem, data, _borrow: std::marker::PhantomData })
+    /// Takes the `Arc` out without running the drop (which would release the read permit).
+    pub(super) fn into_lock(this: Self) -> Arc<RwLock<T>> {
+        let this = ManuallyDrop::new(this);
+        // SAFETY: `this` is never dropped or used again, so the `Arc` is moved out once.
+        unsafe { std::ptr::read(&this.lock) }
+    }
+}
+
+impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
+    /// Turns exclusive access into shared access without letting a writer in between.
+    pub fn downgrade(self) -> OwnedRwLockReadGuard<T> {
+        let lock = Self::into_lock(self);
+        // One permit stays with the read guard.
+        lock.sem.release(lock.max_readers as usize - 1);
+        OwnedRwLockReadGuard::new(lock)
+    }
+
+    /// The lock this guard writes.
+    pub fn rwlock(this: &Self) -> &Arc<RwLock<T>> {
+        &this.lock
+    }
+
+    /// Takes the `Arc` out without running the drop (which would release every permit).
+    pub(super) fn into_lock(this: Self) -> Arc<RwLock<T>> {
+        let this = ManuallyDrop::new(this);
+        // SAFETY: `this` is never dropped or used again, so the `Arc` is moved out once.
+        unsafe { std::ptr::read(&this.lock) }
     }
 }
 
@@ -270,60 +305,69 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     }
 }
 
-impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockReadGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
+impl<T: ?Sized, U: ?Sized> Deref for OwnedRwLockReadGuard<T, U> {
+    type Target = U;
+    fn deref(&self) -> &U {
+        // SAFETY: the guard holds a read permit of the lock `data` points into (or into a part
+        // of its value), so no writer exists while it lives; the `Arc` keeps the lock alive.
+        unsafe { &*self.data }
     }
 }
 
-impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
-    pub fn downgrade(self) -> OwnedRwLockReadGuard<T> {
-        let this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again, so the Arc is moved out exactly once.
-        let lock = unsafe { std::ptr::read(&this.lock) };
-        lock.sem.release(lock.max_readers as usize - 1);
-        OwnedRwLockReadGuard { lock }
+impl<T: ?Sized, U: ?Sized> Drop for OwnedRwLockReadGuard<T, U> {
+    fn drop(&mut self) {
+        self.lock.sem.release(1);
     }
 }
 
-macro_rules! guard_impls {
-    ([$($lt:lifetime)?] $guard:ident, $permits:expr) => {
+macro_rules! write_guard_impls {
+    ([$($lt:lifetime)?] $guard:ident) => {
         impl<$($lt,)? T: ?Sized> Deref for $guard<$($lt,)? T> {
             type Target = T;
             fn deref(&self) -> &T {
-                // SAFETY: the guard holds read or write permits, so no writer other than this
-                // guard exists.
+                // SAFETY: the guard holds every permit, so no `&mut T` exists elsewhere.
                 self.lock.data.with(|p| unsafe { &*p })
+            }
+        }
+        impl<$($lt,)? T: ?Sized> DerefMut for $guard<$($lt,)? T> {
+            fn deref_mut(&mut self) -> &mut T {
+                // SAFETY: the guard holds every permit, so it is the only guard; `&mut self`
+                // makes this the only access through it.
+                self.lock.data.with_mut(|p| unsafe { &mut *p })
             }
         }
         impl<$($lt,)? T: ?Sized> Drop for $guard<$($lt,)? T> {
             fn drop(&mut self) {
-                let permits: fn(&RwLock<T>) -> usize = $permits;
-                self.lock.sem.release(permits(&self.lock));
-            }
-        }
-        impl<$($lt,)? T: ?Sized + fmt::Debug> fmt::Debug for $guard<$($lt,)? T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&**self, f)
+                self.lock.sem.release(self.lock.max_readers as usize);
             }
         }
     };
 }
 
-guard_impls!(['a] RwLockWriteGuard, |l| l.max_readers as usize);
-guard_impls!([] OwnedRwLockReadGuard, |_| 1);
-guard_impls!([] OwnedRwLockWriteGuard, |l| l.max_readers as usize);
+write_guard_impls!(['a] RwLockWriteGuard);
+write_guard_impls!([] OwnedRwLockWriteGuard);
 
-impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: the guard holds every permit, so it is the only guard.
-        self.lock.data.with_mut(|p| unsafe { &mut *p })
-    }
+/// `Debug` and `Display` forward to the data, for every guard kind (as tokio).
+macro_rules! fmt_guard {
+    ($([$($g:tt)*] $ty:ty;)*) => {$(
+        impl<$($g)* + fmt::Debug> fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(&**self, f)
+            }
+        }
+        impl<$($g)* + fmt::Display> fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&**self, f)
+            }
+        }
+    )*};
 }
+pub(super) use fmt_guard;
 
-impl<T: ?Sized> DerefMut for OwnedRwLockWriteGuard<T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: the guard holds every permit, so it is the only guard.
-        self.lock.data.with_mut(|p| unsafe { &mut *p })
-    }
+// The last generic parameter is what the guard dereferences to: it gets the `fmt` bound.
+fmt_guard! {
+    [T: ?Sized] RwLockReadGuard<'_, T>;
+    [T: ?Sized] RwLockWriteGuard<'_, T>;
+    [T: ?Sized, U: ?Sized] OwnedRwLockReadGuard<T, U>;
+    [T: ?Sized] OwnedRwLockWriteGuard<T>;
 }

@@ -140,6 +140,25 @@ impl<T> Drop for SetOnce<T> {
 }
 
 /// A cell already set to `value` (as `new_with(Some(value))`).
+/// Equal when both are unset, or both set to equal values (as tokio's).
+impl<T: PartialEq> PartialEq for SetOnce<T> {
+    fn eq(&self, other: &SetOnce<T>) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl<T: Eq> Eq for SetOnce<T> {}
+
+/// A new cell holding a clone of the value, if one was set.
+impl<T: Clone> Clone for SetOnce<T> {
+    fn clone(&self) -> SetOnce<T> {
+        match self.get() {
+            Some(value) => SetOnce::from(value.clone()),
+            None => SetOnce::default(),
+        }
+    }
+}
+
 impl<T> From<T> for SetOnce<T> {
     fn from(value: T) -> SetOnce<T> {
         SetOnce::new_with(Some(value))

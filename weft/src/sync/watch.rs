@@ -125,6 +125,12 @@ impl<T> Ref<'_, T> {
     }
 }
 
+impl<T: Default> Default for Sender<T> {
+    fn default() -> Sender<T> {
+        Sender::new(T::default())
+    }
+}
+
 impl<T: fmt::Debug> fmt::Debug for Ref<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
@@ -132,6 +138,11 @@ impl<T: fmt::Debug> fmt::Debug for Ref<'_, T> {
 }
 
 impl<T> Sender<T> {
+    /// A sender of a new channel with no receiver yet (`subscribe` makes them), holding `init`.
+    pub fn new(init: T) -> Sender<T> {
+        channel(init).0
+    }
+
     /// Replaces the value and notifies receivers; fails (returning the value) if no receiver
     /// is left.
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
@@ -153,7 +164,7 @@ impl<T> Sender<T> {
     }
 
     /// Modifies the value in place and notifies receivers.
-    pub fn send_modify(&self, modify: impl FnOnce(&mut T)) {
+    pub fn send_modify<F: FnOnce(&mut T)>(&self, modify: F) {
         self.send_if_modified(|v| {
             modify(v);
             true
@@ -161,7 +172,7 @@ impl<T> Sender<T> {
     }
 
     /// Modifies the value in place; notifies only if `modify` returns true.
-    pub fn send_if_modified(&self, modify: impl FnOnce(&mut T) -> bool) -> bool {
+    pub fn send_if_modified<F: FnOnce(&mut T) -> bool>(&self, modify: F) -> bool {
         {
             let mut guard = write(&self.shared.value);
             if !modify(&mut guard) {

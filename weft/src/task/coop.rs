@@ -140,6 +140,37 @@ pub async fn consume_budget() {
     .await
 }
 
+/// Makes `fut` spend the task's budget like weft's own leaf futures: each poll first takes a
+/// unit (yielding, with a wake, when the budget is spent), and gives it back unless `fut`
+/// completed. For futures of other crates that never return `Pending` on their own, so a
+/// loop over them still lets the worker run other tasks.
+pub fn cooperative<F: Future>(fut: F) -> Coop<F> {
+    Coop { fut }
+}
+
+pin_project_lite::pin_project! {
+    /// Future returned by [`cooperative`].
+    #[must_use = "futures do nothing unless polled"]
+    #[derive(Debug)]
+    pub struct Coop<F: Future> {
+        #[pin]
+        fut: F,
+    }
+}
+
+impl<F: Future> Future for Coop<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let coop = std::task::ready!(poll_proceed(cx));
+        let out = self.project().fut.poll(cx);
+        if out.is_ready() {
+            coop.made_progress();
+        }
+        out
+    }
+}
+
 /// Runs a future without a budget (its leaf futures never force a yield).
 pub fn unconstrained<F: Future>(inner: F) -> Unconstrained<F> {
     Unconstrained { inner }

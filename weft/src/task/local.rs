@@ -168,6 +168,12 @@ impl LocalSet {
         LocalSet { cx: Rc::new(LocalContext { shared, queue: RefCell::new(VecDeque::new()) }), _not_send: PhantomData }
     }
 
+    /// The id of this set, as a runtime id (tokio's `LocalSet::id`): unique among the runtimes
+    /// and sets alive together, derived from the address of the set's shared state.
+    pub fn id(&self) -> crate::runtime::Id {
+        crate::runtime::Id::from_addr(&*self.cx.shared as *const Shared as usize)
+    }
+
     /// Spawns a `!Send` task on this set (it runs when the set is driven).
     #[track_caller]
     pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>

@@ -42,6 +42,14 @@ pub struct WriteHalf<T> {
     shared: Arc<Shared<T>>,
 }
 
+// SAFETY: through `&self` a half reaches the stream only in `WriteHalf::is_write_vectored`,
+// which calls `T::is_write_vectored(&T)` under the mutex: a shared use of `T`, which `T: Sync`
+// allows from any thread. `is_pair_of` compares the `Arc`s' addresses and `Debug` prints none
+// of `T`. tokio asks `T: Sync` here too, so a program valid on one is valid on the other.
+unsafe impl<T: Sync> Sync for ReadHalf<T> {}
+// SAFETY: as for `ReadHalf`.
+unsafe impl<T: Sync> Sync for WriteHalf<T> {}
+
 /// Splits `stream` into a read half and a write half; see the module documentation.
 pub fn split<T>(stream: T) -> (ReadHalf<T>, WriteHalf<T>)
 where

@@ -120,63 +120,63 @@ forward_all!(Box<T> => [T], &mut T => [T]);
 
 impl<P> AsyncRead for Pin<P>
 where
-    P: DerefMut + Unpin,
+    P: DerefMut,
     P::Target: AsyncRead,
 {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().as_mut().poll_read(cx, buf)
+        self.as_deref_mut().poll_read(cx, buf)
     }
 }
 
 impl<P> AsyncWrite for Pin<P>
 where
-    P: DerefMut + Unpin,
+    P: DerefMut,
     P::Target: AsyncWrite,
 {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.get_mut().as_mut().poll_write(cx, buf)
+        self.as_deref_mut().poll_write(cx, buf)
     }
     fn poll_write_vectored(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.get_mut().as_mut().poll_write_vectored(cx, bufs)
+        self.as_deref_mut().poll_write_vectored(cx, bufs)
     }
     fn is_write_vectored(&self) -> bool {
         (**self).is_write_vectored()
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().as_mut().poll_flush(cx)
+        self.as_deref_mut().poll_flush(cx)
     }
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().as_mut().poll_shutdown(cx)
+        self.as_deref_mut().poll_shutdown(cx)
     }
 }
 
 impl<P> AsyncBufRead for Pin<P>
 where
-    P: DerefMut + Unpin,
+    P: DerefMut,
     P::Target: AsyncBufRead,
 {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
-        self.get_mut().as_mut().poll_fill_buf(cx)
+        self.as_deref_mut().poll_fill_buf(cx)
     }
     fn consume(self: Pin<&mut Self>, amt: usize) {
-        self.get_mut().as_mut().consume(amt)
+        self.as_deref_mut().consume(amt)
     }
 }
 
 impl<P> AsyncSeek for Pin<P>
 where
-    P: DerefMut + Unpin,
+    P: DerefMut,
     P::Target: AsyncSeek,
 {
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
-        self.get_mut().as_mut().start_seek(position)
+        self.as_deref_mut().start_seek(position)
     }
     fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        self.get_mut().as_mut().poll_complete(cx)
+        self.as_deref_mut().poll_complete(cx)
     }
 }
 

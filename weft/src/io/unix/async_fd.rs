@@ -50,14 +50,14 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Registers `inner`; the guards report readiness only for `interest`.
     #[track_caller]
     pub fn with_interest(inner: T, interest: Interest) -> io::Result<AsyncFd<T>> {
-        let registration = AsyncFd::<T>::register_fd(inner.as_raw_fd())?;
+        let registration = AsyncFd::<T>::register_fd(inner.as_raw_fd(), interest)?;
         Ok(AsyncFd::from_parts(registration, interest, inner))
     }
 
     /// Registers `fd` with the current runtime's driver (`register.rs` builds on it).
     #[track_caller]
-    pub(super) fn register_fd(fd: std::os::fd::RawFd) -> io::Result<Registration> {
-        Registration::new(&mut SourceFd(&fd))
+    pub(super) fn register_fd(fd: std::os::fd::RawFd, interest: Interest) -> io::Result<Registration> {
+        Registration::with_interest(&mut SourceFd(&fd), interest)
     }
 
     pub(super) fn from_parts(registration: Registration, interest: Interest, inner: T) -> AsyncFd<T> {
@@ -142,6 +142,13 @@ impl<T: AsRawFd> AsyncFd<T> {
         self.registration.try_io(interest, || f(self.get_ref()))
     }
 
+    /// [`try_io`](Self::try_io) with `&mut T`, for I/O that needs exclusive access.
+    pub fn try_io_mut<R>(&mut self, interest: Interest, f: impl FnOnce(&mut T) -> io::Result<R>) -> io::Result<R> {
+        let AsyncFd { registration, inner, .. } = self;
+        let inner = inner.as_mut().expect("an AsyncFd holds its inner value until into_inner");
+        registration.try_io(interest, || f(inner))
+    }
+
     /// Waits for `interest`, runs `f`, and retries while it reports `WouldBlock`.
     pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut(&T) -> io::Result<R>) -> io::Result<R> {
         let inner = self.get_ref();
@@ -167,6 +174,14 @@ impl<T: AsRawFd> AsyncFd<T> {
 impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
     fn as_raw_fd(&self) -> RawFd {
         self.get_ref().as_raw_fd()
+    }
+}
+
+impl<T: AsRawFd> std::os::fd::AsFd for AsyncFd<T> {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        // SAFETY: the descriptor belongs to the wrapped `T`, which the `AsyncFd` owns until it
+        // is dropped or `into_inner`; the borrow is tied to `&self`, so it cannot outlive it.
+        unsafe { std::os::fd::BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }
 
@@ -266,6 +281,11 @@ guard!(AsyncFdReadyGuard,);
 guard!(AsyncFdReadyMutGuard, mut);
 
 impl<T: AsRawFd> AsyncFdReadyMutGuard<'_, T> {
+    /// The `AsyncFd` this guard borrows, exclusively.
+    pub fn get_mut(&mut self) -> &mut AsyncFd<T> {
+        self.async_fd
+    }
+
     pub fn get_inner_mut(&mut self) -> &mut T {
         self.async_fd.get_mut()
     }

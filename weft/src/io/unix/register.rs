@@ -82,7 +82,7 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Like [`try_new`](AsyncFd::try_new), reporting only `interest`.
     #[track_caller]
     pub fn try_with_interest(inner: T, interest: Interest) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
-        match AsyncFd::<T>::register_fd(inner.as_raw_fd()) {
+        match AsyncFd::<T>::register_fd(inner.as_raw_fd(), interest) {
             Ok(registration) => Ok(AsyncFd::from_parts(registration, interest, inner)),
             Err(cause) => Err(AsyncFdRegisterError { inner, cause }),
         }

@@ -148,3 +148,22 @@ impl std::os::fd::AsRawFd for TcpSocket {
         self.inner.as_raw_fd()
     }
 }
+
+impl std::os::fd::FromRawFd for TcpSocket {
+    /// Wraps an open socket descriptor, as tokio's: nothing is checked or registered until the
+    /// socket connects or listens.
+    ///
+    /// # Safety
+    /// `fd` must be an open socket that nothing else owns or closes.
+    unsafe fn from_raw_fd(fd: std::os::fd::RawFd) -> TcpSocket {
+        // SAFETY: the caller hands over sole ownership of the open socket `fd`.
+        TcpSocket { inner: unsafe { <socket2::Socket as std::os::fd::FromRawFd>::from_raw_fd(fd) } }
+    }
+}
+
+impl std::os::fd::IntoRawFd for TcpSocket {
+    /// Gives up the descriptor without closing it.
+    fn into_raw_fd(self) -> std::os::fd::RawFd {
+        std::os::fd::IntoRawFd::into_raw_fd(self.inner)
+    }
+}

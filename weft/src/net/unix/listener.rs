@@ -19,14 +19,14 @@ impl UnixListener {
     /// Binds to `path` (which must not exist). Needs a runtime with I/O; not `async`, like
     /// tokio's.
     #[track_caller]
-    pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
+    pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixListener> {
         Ok(UnixListener { io: PollEvented::new(mio::net::UnixListener::bind(path)?)? })
     }
 
     /// Binds to `addr` (a path, or an abstract name on Linux). Needs a runtime with I/O.
     #[track_caller]
     pub fn bind_addr(addr: &SocketAddr) -> io::Result<UnixListener> {
-        Ok(UnixListener { io: PollEvented::new(mio::net::UnixListener::bind_addr(addr)?)? })
+        Ok(UnixListener { io: PollEvented::new(mio::net::UnixListener::bind_addr(addr.as_std())?)? })
     }
 
     #[track_caller]
@@ -46,16 +46,16 @@ impl UnixListener {
     /// Any number of tasks may wait here on one listener (the registration's waiter list).
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
         let (s, addr) = self.io.registration().async_io(Interest::READABLE, || self.io.get_ref().accept()).await?;
-        Ok((UnixStream::accepted(s)?, addr))
+        Ok((UnixStream::accepted(s)?, SocketAddr::from(addr)))
     }
 
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         let (s, addr) = ready!(self.io.registration().poll_io(cx, Direction::Read, || self.io.get_ref().accept()))?;
-        Poll::Ready(Ok((UnixStream::accepted(s)?, addr)))
+        Poll::Ready(Ok((UnixStream::accepted(s)?, SocketAddr::from(addr))))
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
+        self.io.get_ref().local_addr().map(SocketAddr::from)
     }
 
     /// Takes the socket's pending error (`SO_ERROR`), clearing it.

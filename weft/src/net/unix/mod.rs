@@ -14,13 +14,14 @@
 //! - `ucred.rs`: [`UCred`], the peer's credentials (`UnixStream::peer_cred`; Linux/Android),
 //!   in the [`uid_t`]/[`gid_t`]/[`pid_t`] integer types defined here (tokio's aliases).
 //! - `pipe.rs`: anonymous pipes and FIFOs ([`pipe`]).
-//!
-//! Addresses are std's [`SocketAddr`], re-exported here as tokio does.
+//! - `socketaddr.rs`: [`SocketAddr`], weft's own address type as tokio's (a wrapper of
+//!   std's, with `From` both ways), taken and returned by every API above.
 
 mod datagram;
 mod listener;
 pub mod pipe;
 pub(super) mod socket;
+mod socketaddr;
 mod split;
 mod stream;
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -28,8 +29,8 @@ mod ucred;
 
 pub use datagram::UnixDatagram;
 pub use listener::UnixListener;
+pub use socketaddr::SocketAddr;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
-pub use std::os::unix::net::SocketAddr;
 pub use stream::UnixStream;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub use ucred::UCred;

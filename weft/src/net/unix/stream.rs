@@ -20,13 +20,13 @@ pub struct UnixStream {
 }
 
 impl UnixStream {
-    pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
+    pub async fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
         UnixStream::connect_finish(UnixStream::new(mio::net::UnixStream::connect(path)?)?).await
     }
 
     /// Connects to `addr` (a path, or an abstract name on Linux). Needs a runtime with I/O.
     pub async fn connect_addr(addr: &SocketAddr) -> io::Result<UnixStream> {
-        UnixStream::connect_finish(UnixStream::new(mio::net::UnixStream::connect_addr(addr)?)?).await
+        UnixStream::connect_finish(UnixStream::new(mio::net::UnixStream::connect_addr(addr.as_std())?)?).await
     }
 
     /// Waits for a non-blocking `connect` to finish; its error, if it failed.
@@ -82,7 +82,20 @@ impl UnixStream {
         super::ucred::peer_cred(self.io.get_ref())
     }
 
-    crate::net::socket_methods::address_methods!(SocketAddr);
+    /// The address this socket is bound to.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr().map(SocketAddr::from)
+    }
+
+    /// The address of the connected peer.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().peer_addr().map(SocketAddr::from)
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`), clearing it.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
 
     crate::net::socket_methods::readiness_methods!(poll_read_ready, poll_write_ready);
     crate::net::socket_methods::byte_stream_try_methods!();

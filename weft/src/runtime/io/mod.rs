@@ -267,8 +267,13 @@ impl Handle {
         self.metrics.fd_registered.load(Relaxed) != gone
     }
 
-    /// Registers `source` for reads and writes (edge-triggered) and returns its state.
-    pub(crate) fn add_source(&self, source: &mut impl mio::event::Source) -> io::Result<Arc<ScheduledIo>> {
+    /// Registers `source` for reads and writes (edge-triggered), and for urgent data when
+    /// `priority` is set, and returns its state.
+    pub(crate) fn add_source(
+        &self,
+        source: &mut impl mio::event::Source,
+        priority: bool,
+    ) -> io::Result<Arc<ScheduledIo>> {
         let io = Arc::new(ScheduledIo::new());
         let token = mio::Token(&*io as *const ScheduledIo as usize);
         {
@@ -278,7 +283,14 @@ impl Handle {
             }
             regs.live.insert(token.0, io.clone());
         }
-        if let Err(e) = self.registry.register(source, token, mio::Interest::READABLE | mio::Interest::WRITABLE) {
+        let mut interest = mio::Interest::READABLE | mio::Interest::WRITABLE;
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if priority {
+            interest |= mio::Interest::PRIORITY;
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let _ = priority;
+        if let Err(e) = self.registry.register(source, token, interest) {
             self.release(&io);
             return Err(e);
         }

@@ -39,8 +39,15 @@ impl Registration {
     /// disabled, saying how to fix it.
     #[track_caller]
     pub(crate) fn new(source: &mut impl mio::event::Source) -> io::Result<Registration> {
+        Registration::with_interest(source, Interest::READABLE.add(Interest::WRITABLE))
+    }
+
+    /// As [`new`](Registration::new); `interest` decides only whether the kernel is asked for
+    /// urgent-data events (`Interest::PRIORITY`): reads and writes are always registered.
+    #[track_caller]
+    pub(crate) fn with_interest(source: &mut impl mio::event::Source, interest: Interest) -> io::Result<Registration> {
         let handle = context::current_or_panic("creating a weft I/O resource");
-        let shared = io_handle(&handle).add_source(source)?;
+        let shared = io_handle(&handle).add_source(source, interest.wants_priority())?;
         Ok(Registration { handle, shared })
     }
 

@@ -15,6 +15,9 @@
 //! * bit 4 `ERROR` — the fd reported an error; never cleared (the syscall surfaces it).
 //! * bit 5 `SHUTDOWN` — the runtime shut down; every poll returns an error from now on. Set
 //!   once, never cleared, coexists with any other bit.
+//! * bit 6 `PRIORITY` — urgent data (`EPOLLPRI`: TCP out-of-band data, a changed cgroup or
+//!   sysfs file); reported only to registrations that asked for `Interest::PRIORITY`, and
+//!   cleared like `READABLE`.
 //! * bits 8..=23 `TICK` — the driver turn (mod 2^16) that last *set* readiness bits.
 //!
 //! # Why the tick
@@ -38,8 +41,9 @@ pub(crate) const READ_CLOSED: usize = 0b00_0100;
 pub(crate) const WRITE_CLOSED: usize = 0b00_1000;
 pub(crate) const ERROR: usize = 0b01_0000;
 pub(crate) const SHUTDOWN: usize = 0b10_0000;
+pub(crate) const PRIORITY: usize = 0b100_0000;
 /// All readiness bits (not `SHUTDOWN`, not the tick).
-const READY_MASK: usize = 0b01_1111;
+const READY_MASK: usize = 0b101_1111;
 const TICK_SHIFT: usize = 8;
 const TICK_MASK: usize = 0xFFFF << TICK_SHIFT;
 
@@ -111,7 +115,7 @@ impl ScheduledIo {
     /// Task side: clears the bits of `event` (not the `*_CLOSED`/`ERROR` bits) if no newer
     /// event arrived since it was observed (same tick).
     pub(crate) fn clear_readiness(&self, event: ReadyEvent) {
-        let clear = event.ready.as_usize() & (READABLE | WRITABLE);
+        let clear = event.ready.as_usize() & (READABLE | WRITABLE | PRIORITY);
         let mut curr = self.readiness.load(Acquire);
         loop {
             if ((curr & TICK_MASK) >> TICK_SHIFT) as u16 != event.tick {

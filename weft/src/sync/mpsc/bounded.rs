@@ -344,6 +344,19 @@ impl<T> OwnedPermit<T> {
         sender
     }
 
+    /// Whether both permits reserve slots of the same channel.
+    pub fn same_channel(&self, other: &Self) -> bool {
+        match (&self.sender, &other.sender) {
+            (Some(a), Some(b)) => a.same_channel(b),
+            _ => false,
+        }
+    }
+
+    /// Whether this permit reserves a slot of `sender`'s channel.
+    pub fn same_channel_as_sender(&self, sender: &Sender<T>) -> bool {
+        self.sender.as_ref().is_some_and(|s| s.same_channel(sender))
+    }
+
     /// Returns the slot unused and gives the sender back.
     pub fn release(mut self) -> Sender<T> {
         let sender = self.sender.take().expect("an OwnedPermit holds its sender until used");
@@ -383,6 +396,8 @@ impl<'a, T> Iterator for PermitIterator<'a, T> {
 }
 
 impl<T> ExactSizeIterator for PermitIterator<'_, T> {}
+
+impl<T> std::iter::FusedIterator for PermitIterator<'_, T> {}
 
 impl<T> Drop for PermitIterator<'_, T> {
     fn drop(&mut self) {
