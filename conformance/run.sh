@@ -56,10 +56,11 @@ for line in open(sys.argv[1]):
 # Run each binary with a time limit; a hang is a failure of the whole file.
 jobs="${CONFORMANCE_JOBS:-2}"
 limit="${CONFORMANCE_TIMEOUT:-120}"
-export out limit
+# From tokio's package root, as `cargo test` runs them there (a few read ./Cargo.toml).
+export out limit tokio_dir
 xargs -P "$jobs" -L1 bash -c '
     name="$0"; exe="$1"
-    timeout -k 5 "$limit" "$exe" --test-threads=2 >"$out/logs/$name.log" 2>&1
+    cd "$tokio_dir" && timeout -k 5 "$limit" "$exe" --test-threads=2 >"$out/logs/$name.log" 2>&1
     echo $? >"$out/logs/$name.rc"
 ' <"$out/built.txt"
 

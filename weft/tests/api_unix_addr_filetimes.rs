@@ -197,3 +197,22 @@ fn file_times_set_modified_is_what_metadata_reports() {
         let _ = std::fs::remove_file(&path);
     });
 }
+
+/// A path whose first byte is NUL names the abstract namespace, for `bind` and `connect` alike
+/// (tokio's `uds_stream::abstract_socket_name`).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_leading_nul_binds_and_connects_an_abstract_name() {
+    rt().block_on(async {
+        let name = format!("\0weft-abstract-nul-{}", std::process::id());
+        let listener = weft::net::UnixListener::bind(&name).unwrap();
+        let expected = name.as_bytes()[1..].to_vec();
+        assert_eq!(listener.local_addr().unwrap().as_abstract_name(), Some(&expected[..]));
+        let (client, accepted) = weft::join!(weft::net::UnixStream::connect(&name), listener.accept());
+        let client = client.unwrap();
+        let (server, _) = accepted.unwrap();
+        assert_eq!(client.peer_addr().unwrap().as_abstract_name(), Some(&expected[..]));
+        assert!(server.local_addr().unwrap().as_abstract_name().is_some());
+        assert!(!std::path::Path::new(&name[1..]).exists(), "no file is created for an abstract name");
+    });
+}

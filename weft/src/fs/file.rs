@@ -414,9 +414,11 @@ impl From<StdFile> for File {
     }
 }
 
+/// tokio's text exactly (`tokio::fs::File { std: File { fd: 3, … } }`), so logs and snapshot
+/// tests written against tokio read the same.
 impl std::fmt::Debug for File {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("File").field("std", &*self.std).finish_non_exhaustive()
+        f.debug_struct("tokio::fs::File").field("std", &*self.std).finish()
     }
 }
 

@@ -2,6 +2,11 @@
 //! `$crate::macros::support`): the `MaybeDone` slot, the per-thread random start index and the
 //! coop-budget check. Public only so the generated code can name them; not part of the API.
 
+// tokio's `macros::support` re-exports these for its macros' expansions, and tokio's own tests
+// (`async_send_sync.rs`) name `tokio::macros::support::poll_fn`: the same items at the same path.
+pub use std::future::{poll_fn, IntoFuture};
+pub use std::task::ready;
+
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;

@@ -41,6 +41,9 @@ impl LocalRuntime {
     }
 
     pub(crate) fn from_runtime(rt: Runtime) -> LocalRuntime {
+        if let crate::runtime::scheduler::Handle::CurrentThread(h) = &rt.handle().inner {
+            h.is_local_runtime.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         LocalRuntime { local: LocalSet::new(), rt, _not_send: PhantomData }
     }
 

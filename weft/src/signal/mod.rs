@@ -30,6 +30,7 @@ pub mod unix;
 
 use std::future::Future;
 use std::io;
+use std::marker::PhantomPinned;
 use std::pin::Pin;
 use std::sync::{Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
@@ -154,8 +155,8 @@ fn poll_delivery(g: &Global, signum: i32, seen: &mut u64, cx: &mut Context<'_>) 
 /// ```
 pub fn ctrl_c() -> CtrlC {
     match install(libc::SIGINT) {
-        Ok(_) => CtrlC { start: generation(libc::SIGINT), init: Some(Ok(())) },
-        Err(e) => CtrlC { start: 0, init: Some(Err(e)) },
+        Ok(_) => CtrlC { start: generation(libc::SIGINT), init: Some(Ok(())), _pin: PhantomPinned },
+        Err(e) => CtrlC { start: 0, init: Some(Err(e)), _pin: PhantomPinned },
     }
 }
 
@@ -165,12 +166,17 @@ pub fn ctrl_c() -> CtrlC {
 pub struct CtrlC {
     start: u64,
     init: Option<io::Result<()>>,
+    /// `!Unpin`, as tokio's `ctrl_c()` future (an `async fn`'s) is: code written for tokio
+    /// pins it, and tokio's own tests assert it.
+    _pin: PhantomPinned,
 }
 
 impl Future for CtrlC {
     type Output = io::Result<()>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
+        // SAFETY: no field is structurally pinned (the marker is the only reason for `!Unpin`):
+        // nothing here is moved out of `this` or relies on its address.
+        let this = unsafe { self.get_unchecked_mut() };
         if let Some(Err(_)) = &this.init {
             return Poll::Ready(this.init.take().expect("checked"));
         }

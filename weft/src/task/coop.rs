@@ -50,7 +50,7 @@ impl Drop for BudgetGuard {
 /// (tokio's `task::coop::RestoreOnPending`).
 #[must_use = "the unit is given back on drop unless made_progress is called"]
 #[derive(Debug)]
-pub struct RestoreOnPending(Cell<Option<u8>>);
+pub struct RestoreOnPending(Cell<Option<u8>>, std::marker::PhantomData<*const ()>);
 
 impl RestoreOnPending {
     /// The leaf future made progress: keep the unit spent.
@@ -78,7 +78,7 @@ impl Drop for RestoreOnPending {
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     let cur = CURRENT.try_with(|c| c.get()).unwrap_or(None);
     match cur {
-        None => Poll::Ready(RestoreOnPending(Cell::new(None))),
+        None => Poll::Ready(RestoreOnPending(Cell::new(None), std::marker::PhantomData)),
         Some(0) => {
             let _ = FORCED_YIELDS.try_with(|c| c.set(c.get() + 1));
             cx.waker().wake_by_ref();
@@ -86,7 +86,7 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
         }
         Some(n) => {
             let _ = CURRENT.try_with(|c| c.set(Some(n - 1)));
-            Poll::Ready(RestoreOnPending(Cell::new(Some(n))))
+            Poll::Ready(RestoreOnPending(Cell::new(Some(n)), std::marker::PhantomData))
         }
     }
 }

@@ -63,12 +63,28 @@ where
     let cx = CURRENT.with(|c| c.borrow().clone());
     match cx {
         Some(cx) => cx.spawn(future),
+        None if entered_local_runtime_elsewhere() => panic!(
+            "Local tasks can only be spawned on a LocalRuntime from the thread the runtime was created on \
+             (tokio's text): this thread entered a LocalRuntime's handle, but the runtime's local \
+             tasks live on its own thread; spawn with `tokio::spawn` here, or send the work to that thread"
+        ),
         None => panic!(
             "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
              (tokio's text). Wrap the code in `local_set.run_until(async {{ ... }}).await` or \
              `local_set.block_on(&rt, ...)`, use `local_set.spawn_local(...)`, or run it on a \
              `LocalRuntime`"
         ),
+    }
+}
+
+/// This thread entered the handle of a `LocalRuntime` (one created on another thread: on its
+/// own thread, entering it also enters its local set).
+fn entered_local_runtime_elsewhere() -> bool {
+    match crate::runtime::context::try_current() {
+        Some(crate::runtime::scheduler::Handle::CurrentThread(h)) => {
+            h.is_local_runtime.load(std::sync::atomic::Ordering::Relaxed)
+        }
+        _ => false,
     }
 }
 

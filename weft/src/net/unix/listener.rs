@@ -16,11 +16,13 @@ pub struct UnixListener {
 }
 
 impl UnixListener {
-    /// Binds to `path` (which must not exist). Needs a runtime with I/O; not `async`, like
+    /// Binds to `path` (which must not exist); on Linux and Android a path starting with a NUL
+    /// byte names an abstract socket, as in tokio. Needs a runtime with I/O; not `async`, like
     /// tokio's.
     #[track_caller]
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixListener> {
-        Ok(UnixListener { io: PollEvented::new(mio::net::UnixListener::bind(path)?)? })
+        let addr = super::socketaddr::for_path(path.as_ref())?;
+        Ok(UnixListener { io: PollEvented::new(mio::net::UnixListener::bind_addr(&addr)?)? })
     }
 
     /// Binds to `addr` (a path, or an abstract name on Linux). Needs a runtime with I/O.

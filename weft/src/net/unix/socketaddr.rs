@@ -61,3 +61,21 @@ impl From<SocketAddr> for std::os::unix::net::SocketAddr {
         addr.0
     }
 }
+
+/// The address `bind`/`connect` use for `path`: on Linux and Android a path whose first byte is
+/// NUL names the abstract namespace (the rest is the name), as in tokio; otherwise a filesystem
+/// path.
+pub(crate) fn for_path(path: &Path) -> std::io::Result<std::os::unix::net::SocketAddr> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        #[cfg(target_os = "android")]
+        use std::os::android::net::SocketAddrExt;
+        #[cfg(target_os = "linux")]
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::ffi::OsStrExt;
+        if let Some(name) = path.as_os_str().as_bytes().strip_prefix(b"\0") {
+            return std::os::unix::net::SocketAddr::from_abstract_name(name);
+        }
+    }
+    std::os::unix::net::SocketAddr::from_pathname(path)
+}

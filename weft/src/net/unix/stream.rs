@@ -21,7 +21,8 @@ pub struct UnixStream {
 
 impl UnixStream {
     pub async fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
-        UnixStream::connect_finish(UnixStream::new(mio::net::UnixStream::connect(path)?)?).await
+        let addr = super::socketaddr::for_path(path.as_ref())?;
+        UnixStream::connect_finish(UnixStream::new(mio::net::UnixStream::connect_addr(&addr)?)?).await
     }
 
     /// Connects to `addr` (a path, or an abstract name on Linux). Needs a runtime with I/O.

@@ -93,11 +93,11 @@ impl Registration {
     }
 
     /// Runs `f` once if `interest` is ready now; `WouldBlock` otherwise (clearing readiness).
+    /// After the runtime shut down, readiness already observed is still used, as tokio's:
+    /// the socket outlives its driver, so data already received can be read; the waits
+    /// (`readiness`, `poll_ready`) report the shutdown.
     pub(crate) fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
         let ev = self.shared.ready_now(interest.mask());
-        if ev.is_shutdown {
-            return Err(shutdown_error());
-        }
         if ev.ready.is_empty() {
             return Err(io::ErrorKind::WouldBlock.into());
         }
@@ -109,7 +109,10 @@ impl Registration {
     }
 
     /// Waits until any bit of `interest` is ready (the `readable()`/`writable()`/`ready()`
-    /// futures; any number may wait at once).
+    /// futures; any number may wait at once). Spends no coop budget, as tokio's: a task that
+    /// finds the resource ready polls it again at once (`writable()` then `try_write` in a
+    /// loop stays ready until a `WouldBlock`); the budget is spent by the I/O itself
+    /// (`async_io`, `poll_io`).
     pub(crate) async fn readiness(&self, interest: Interest) -> io::Result<ReadyEvent> {
         struct Wait<'a> {
             shared: &'a ScheduledIo,
@@ -122,13 +125,7 @@ impl Registration {
             }
         }
         let mut wait = Wait { shared: &self.shared, mask: interest.mask(), id: 0 };
-        let ev = std::future::poll_fn(|cx| {
-            let coop = ready!(crate::task::coop::poll_proceed(cx));
-            let ev = ready!(wait.shared.poll_waiter(cx, wait.mask, &mut wait.id));
-            coop.made_progress();
-            Poll::Ready(ev)
-        })
-        .await;
+        let ev = std::future::poll_fn(|cx| wait.shared.poll_waiter(cx, wait.mask, &mut wait.id)).await;
         if ev.is_shutdown {
             return Err(shutdown_error());
         }
@@ -140,13 +137,19 @@ impl Registration {
         Ok(self.readiness(interest).await?.ready)
     }
 
-    /// `readable()`/`writable()`-style wait, then `f`, retrying on `WouldBlock`.
+    /// `readable()`/`writable()`-style wait, then `f`, retrying on `WouldBlock`. Each attempt
+    /// takes a unit of coop budget (yielding when it is spent) and keeps it only if `f` did
+    /// not block, so a loop of always-ready sends or receives lets other tasks run.
     pub(crate) async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
         loop {
             let ev = self.readiness(interest).await?;
+            let coop = std::future::poll_fn(crate::task::coop::poll_proceed).await;
             match f() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(ev),
-                res => return res,
+                res => {
+                    coop.made_progress();
+                    return res;
+                }
             }
         }
     }

@@ -13,6 +13,10 @@
 //! 200 tasks × 1,000 yields: 440 instructions per yield, 430 before. As on the workers, the
 //! driver is polled before the first task that yielded since its last poll runs again
 //! (`Core::yield_countdown`; one poll per round of the queue), so a yield lets ready I/O in.
+//! When the driver poll before a yielded task wakes the `block_on` future, the future runs
+//! first (the task goes back to the front of the queue); when the future woke itself
+//! (`yield_now`), the driver is polled before it runs again. So a neighbour's yield loop
+//! delays it by one round, and its own yield lets ready I/O in, as tokio's `yield_now` does.
 //!
 //! If another thread's `block_on` holds the core, this `block_on` polls its own future on its
 //! own thread (`ParkThread::block_on`, the crate's one block-on loop) and retries taking the
@@ -51,6 +55,9 @@ pub(crate) struct Handle {
     woken: AtomicBool,
     core: Mutex<Option<Box<Core>>>,
     is_shutdown: AtomicBool,
+    /// The runtime is a `LocalRuntime`'s: `spawn_local` under its handle on another thread
+    /// panics saying so (its local tasks live on the thread that created it).
+    pub(crate) is_local_runtime: AtomicBool,
 }
 
 pub(crate) struct Core {
@@ -141,6 +148,7 @@ pub(crate) fn create(
             metrics,
         }))),
         is_shutdown: AtomicBool::new(false),
+        is_local_runtime: AtomicBool::new(false),
     })
 }
 
@@ -248,9 +256,17 @@ impl Handle {
         if let Some(core) = guard.core.as_mut() {
             core.metrics.start(Arc::as_ptr(this) as usize);
         }
+        // The future woke itself during its last poll (`yield_now`): as for a task that yields,
+        // the driver is polled before it runs again, so the yield lets ready I/O in (tokio's
+        // `yield_now` defers the same way). A wake from another task (an answered `ask`) is
+        // not a yield and polls the future again at once.
+        let mut yielded = false;
         'outer: loop {
             let mut core = guard.core.take().expect("current-thread core missing");
             if this.woken.swap(false, AcqRel) {
+                if yielded {
+                    core = cx.park(core, Some(Duration::ZERO));
+                }
                 let (c, res) = cx.enter(core, || {
                     let _budget = BudgetGuard::new(Some(BUDGET));
                     future.as_mut().poll(&mut task_cx)
@@ -260,6 +276,7 @@ impl Handle {
                     guard.core = Some(core);
                     return v;
                 }
+                yielded = this.woken.load(Acquire);
             }
             for _ in 0..this.common.config.event_interval {
                 core.tick = core.tick.wrapping_add(1);
@@ -285,6 +302,14 @@ impl Handle {
                 };
                 if core.poll_driver_first {
                     core = cx.park(core, Some(Duration::ZERO));
+                    // That poll woke the `block_on` future: it runs before this task (which
+                    // goes back to the front of the queue), as it would have had the event
+                    // come before the task was popped.
+                    if this.woken.load(Relaxed) {
+                        core.tasks.push_front(task);
+                        guard.core = Some(core);
+                        continue 'outer;
+                    }
                 }
                 core.metrics.start_poll();
                 core = cx.enter(core, || task.run()).0;
