@@ -17,8 +17,33 @@
 //!   `&mut self`, so one is enough); a dropped receive future leaves at most a stale waker, and
 //!   a dropped receiver frees its slot.
 //!
-//! Values are dropped exactly once: when their slot is overwritten (outside the locks) or with
-//! the channel. Receivers get clones.
+//! # Claims: when a value goes
+//! As in tokio, a value lives only while some receiver still has to see it. A send stores,
+//! beside the value, `rem` = the number of receivers subscribed at that moment (each of them
+//! has its cursor at or before the new position, so each will meet it). Every such receiver
+//! gives its claim back exactly once, by one of:
+//! * reading it — the cursor moves past the position *before* `T::clone` runs, and a guard
+//!   (`Claim`) gives the claim back on the way out, also when the clone panics; so a panicking
+//!   clone skips that value, as in tokio;
+//! * being dropped — `Receiver::drop` walks the positions from its cursor to the tail it saw
+//!   when it unsubscribed and gives back the claim on each that is still in its slot;
+//! * the value being overwritten — a lapped receiver's claim vanishes with the value (the new
+//!   value's `rem` is set afresh), and `Lagged` moves its cursor past only overwritten positions.
+//!
+//! The claim that brings `rem` to 0 takes the value out of its slot; it is dropped after the
+//! slot lock is released. `rem` is a plain field under the slot mutex, which every reader holds
+//! anyway while it clones: no lock-free protocol is added, and readers of different slots still
+//! run in parallel. A never-written or fully consumed slot has `rem == 0`.
+//!
+//! Invariant (what `Sender::len` relies on): among the positions still in the ring, the ones
+//! with `rem == 0` are a prefix, oldest first. A receiver alive at both of two sends meets them
+//! in order, reading or giving back the older first (its drop walks upwards too); one that
+//! subscribed in between has no claim on the older. So `len` binary-searches the ring from the
+//! oldest slot for the first one still claimed, under the tail mutex (so no send moves the
+//! ring meanwhile), and `is_empty` looks at the newest slot only.
+//!
+//! Values are dropped exactly once: when their last claim goes, when their slot is
+//! overwritten, or with the channel — always outside every lock. Receivers get clones.
 //!
 //! Rejected: a reader-writer lock per slot (receivers at one cursor cloning in parallel). It
 //! makes `Receiver<T>` `Send` only for `T: Sync`, since two threads would run `T::clone` on one
@@ -32,7 +57,7 @@ use super::wake_list::WakeList;
 use super::Notify;
 use crate::loom::lock;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::*};
-use crate::loom::sync::{Arc, Mutex};
+use crate::loom::sync::{Arc, Mutex, MutexGuard};
 
 pub mod error {
     //! `broadcast` errors.
@@ -103,7 +128,42 @@ use error::{RecvError, SendError, TryRecvError};
 struct Slot<T> {
     /// The position written here (`u64::MAX` when never written) and its value.
     pos: u64,
+    /// Receivers that were subscribed when `pos` was sent and have not yet read it, skipped it
+    /// or given it back by dropping (see "Claims"). `value` is `Some` exactly while this is
+    /// non-zero.
+    rem: usize,
     value: Option<T>,
+}
+
+impl<T> Slot<T> {
+    /// Gives back one claim on this slot's value; the last one returns the value, for the
+    /// caller to drop once the slot lock is released.
+    fn release(&mut self) -> Option<T> {
+        debug_assert!(self.rem > 0, "a broadcast value released more often than it was claimed");
+        self.rem -= 1;
+        if self.rem == 0 {
+            self.value.take()
+        } else {
+            None
+        }
+    }
+}
+
+/// A receiver's claim on the value at its (already advanced) cursor, held with the slot's
+/// lock. Dropping it, normally or while a panicking `T::clone` unwinds, gives the claim back and
+/// releases the lock before a value whose last claim this was is dropped.
+struct Claim<'a, T> {
+    slot: Option<MutexGuard<'a, Slot<T>>>,
+}
+
+impl<T> Drop for Claim<'_, T> {
+    fn drop(&mut self) {
+        if let Some(mut slot) = self.slot.take() {
+            let last = slot.release();
+            drop(slot);
+            drop(last);
+        }
+    }
 }
 
 struct Tail {
@@ -160,7 +220,7 @@ pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     assert!(capacity > 0, "broadcast channel capacity must be greater than 0");
     assert!(capacity <= usize::MAX >> 1, "broadcast channel capacity exceeded `usize::MAX / 2`");
     let capacity = capacity.next_power_of_two();
-    let slots = (0..capacity).map(|_| Mutex::new(Slot { pos: u64::MAX, value: None })).collect();
+    let slots = (0..capacity).map(|_| Mutex::new(Slot { pos: u64::MAX, rem: 0, value: None })).collect();
     let shared = Arc::new(Shared {
         slots,
         mask: capacity as u64 - 1,
@@ -207,13 +267,17 @@ impl<T> Sender<T> {
             return Err(SendError(value));
         }
         let pos = tail.pos;
+        let receivers = tail.receivers;
         let old = {
             let mut slot = lock(&shared.slots[(pos & shared.mask) as usize]);
             slot.pos = pos;
+            // Every receiver subscribed now has its cursor at or before `pos` (new ones start
+            // at the tail, under this lock): each holds one claim. Claims on the value
+            // overwritten here (receivers a lap behind) vanish with it.
+            slot.rem = receivers;
             slot.value.replace(value)
         };
         tail.pos += 1;
-        let receivers = tail.receivers;
         let mut wakers = WakeList::new();
         let mut more = false;
         for cell in tail.wakers.iter_mut() {
@@ -266,14 +330,34 @@ impl<T> Sender<T> {
         lock(&self.shared.tail).receivers
     }
 
-    /// Values still held that the slowest receiver has not received (at most the capacity).
+    /// Values still queued for some receiver: sent while it was subscribed, not yet received
+    /// by it, not overwritten, and it not dropped. At most the capacity.
     pub fn len(&self) -> usize {
-        let tail = lock(&self.shared.tail);
-        (tail.pos.min(self.shared.mask + 1)) as usize
+        let shared = &*self.shared;
+        // Held so that no send moves the ring while we search it (tail → slot order).
+        let tail = lock(&shared.tail);
+        let capacity = shared.slots.len();
+        let oldest = (tail.pos & shared.mask) as usize;
+        // The consumed slots are a prefix from the oldest (module docs, "Claims"): find its end.
+        let (mut low, mut high) = (0, capacity);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if lock(&shared.slots[(oldest + mid) & shared.mask as usize]).rem == 0 {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        capacity - low
     }
 
+    /// True when no value is queued for any receiver (`len() == 0`).
     pub fn is_empty(&self) -> bool {
-        lock(&self.shared.tail).pos == 0
+        let shared = &*self.shared;
+        let tail = lock(&shared.tail);
+        // The newest value is the last to be consumed; before any send this slot is unwritten.
+        let newest = (tail.pos.wrapping_sub(1) & shared.mask) as usize;
+        lock(&shared.slots[newest]).rem == 0
     }
 
     pub fn same_channel(&self, other: &Self) -> bool {
@@ -433,9 +517,7 @@ impl<T: Clone> Receiver<T> {
         {
             let slot = lock(&shared.slots[index]);
             if slot.pos == self.next {
-                let v = slot.value.clone().expect("a written slot holds a value");
-                self.next += 1;
-                return Attempt::Value(v);
+                return Attempt::Value(Self::read(&mut self.next, slot));
             }
         }
         // Not written yet, or overwritten: decide under the tail mutex, which orders us
@@ -443,9 +525,9 @@ impl<T: Clone> Receiver<T> {
         let mut tail = lock(&shared.tail);
         let slot = lock(&shared.slots[index]);
         if slot.pos == self.next {
-            let v = slot.value.clone().expect("a written slot holds a value");
-            self.next += 1;
-            return Attempt::Value(v);
+            // The clone (user code) runs without the tail mutex, which senders need.
+            drop(tail);
+            return Attempt::Value(Self::read(&mut self.next, slot));
         }
         if slot.pos != u64::MAX && slot.pos > self.next {
             let oldest = tail.pos - (shared.mask + 1);
@@ -471,6 +553,16 @@ impl<T: Clone> Receiver<T> {
         Attempt::Empty
     }
 
+    /// Reads the value at the cursor `next` from `slot` (which holds that position, so this
+    /// receiver still has its claim and the value is there): moves the cursor past it,
+    /// clones it, and gives the claim back, also if the clone panics.
+    fn read(next: &mut u64, slot: MutexGuard<'_, Slot<T>>) -> T {
+        *next += 1;
+        let claim = Claim { slot: Some(slot) };
+        let slot = claim.slot.as_ref().expect("set just above");
+        slot.value.as_ref().expect("a slot with a claim left holds its value").clone()
+    }
+
     /// A new receiver starting at the tail (it sees only values sent from now on).
     pub fn resubscribe(&self) -> Receiver<T> {
         let mut tail = lock(&self.shared.tail);
@@ -479,9 +571,9 @@ impl<T: Clone> Receiver<T> {
 }
 
 impl<T> Receiver<T> {
-    /// Values sent and not yet received by this receiver (capped at the capacity).
-    /// Values sent since this receiver's position, including ones already overwritten
-    /// (which the next `recv` reports as `Lagged`), as tokio counts them.
+    /// Values sent since this receiver's cursor that it has yet to receive, including ones
+    /// already overwritten, as tokio counts them: not capped at the capacity. More than the
+    /// (rounded) capacity means the next `recv`/`try_recv` reports `Lagged`.
     pub fn len(&self) -> usize {
         let tail = lock(&self.shared.tail);
         (tail.pos - self.next) as usize
@@ -512,21 +604,90 @@ impl<T> Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        let (waker, last) = {
-            let mut tail = lock(&self.shared.tail);
+        /// Completes `Sender::closed` once the claims are given back, even if a value's
+        /// destructor panics on the way.
+        struct NotifyLast<'a>(Option<&'a Notify>);
+        impl Drop for NotifyLast<'_> {
+            fn drop(&mut self) {
+                if let Some(no_receivers) = self.0 {
+                    no_receivers.notify_waiters();
+                }
+            }
+        }
+
+        let shared = &*self.shared;
+        let (waker, last, until) = {
+            let mut tail = lock(&shared.tail);
             tail.receivers -= 1;
             tail.free_ids.push(self.id);
-            (tail.wakers[self.id].take(), tail.receivers == 0)
+            (tail.wakers[self.id].take(), tail.receivers == 0, tail.pos)
         };
-        drop(waker);
-        if last {
-            self.shared.no_receivers.notify_waiters();
+        let _notify = NotifyLast(last.then_some(&shared.no_receivers));
+        // Give back our claim on each value sent since our cursor and before we unsubscribed
+        // that is still in its slot; sends from now on no longer count us. Positions before
+        // `until - capacity` are overwritten already, and a slot holding a later position was
+        // overwritten since (our claim went with the old value).
+        let from = self.next.max(until.saturating_sub(shared.mask + 1));
+        for pos in from..until {
+            let mut slot = lock(&shared.slots[(pos & shared.mask) as usize]);
+            if slot.pos == pos {
+                let last_claim = slot.release();
+                drop(slot);
+                drop(last_claim);
+            }
         }
+        self.next = until;
+        drop(waker);
     }
 }
 
 impl<T> fmt::Debug for Receiver<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver").field("next", &self.next).finish()
+    }
+}
+
+/// Loom models of the claims: a read, a receiver's drop and a send racing over one value must
+/// drop it exactly once, after its last claim, and leave `len` at zero.
+#[cfg(all(test, loom))]
+mod loom_claims {
+    use super::channel;
+    use crate::loom::sync::Arc;
+    use crate::loom::thread;
+
+    #[test]
+    fn loom_broadcast_read_races_receiver_drop() {
+        loom::model(|| {
+            let token = Arc::new(());
+            let (tx, mut a) = channel(2);
+            let b = tx.subscribe();
+            tx.send(token.clone()).unwrap();
+            let th = thread::spawn(move || drop(b));
+            drop(a.try_recv().unwrap());
+            th.join().unwrap();
+            assert_eq!(Arc::strong_count(&token), 1);
+            assert_eq!(tx.len(), 0);
+            assert!(tx.is_empty());
+        });
+    }
+
+    #[test]
+    fn loom_broadcast_overwrite_races_lagging_receiver_drop() {
+        loom::model(|| {
+            let token = Arc::new(());
+            let (tx, mut a) = channel(1);
+            let b = tx.subscribe();
+            tx.send(token.clone()).unwrap();
+            // `b` never reads: its drop gives back the first value unless the second send
+            // overwrote it first.
+            let th = thread::spawn(move || drop(b));
+            tx.send(token.clone()).unwrap();
+            th.join().unwrap();
+            assert!(matches!(a.try_recv(), Err(super::error::TryRecvError::Lagged(1))));
+            assert_eq!(Arc::strong_count(&token), 2);
+            drop(a.try_recv().unwrap());
+            assert_eq!(Arc::strong_count(&token), 1);
+            assert_eq!(tx.len(), 0);
+        });
     }
 }
