@@ -10,17 +10,31 @@ tests passed / failed / ignored, and failures not explained in `known-failures.t
 (`crate target::test: reason`). Exit 1 on an unexplained failure or a target that does not
 compile unless it is listed (`crate target: reason`).
 
+A crate may name services its tests need (`needs=postgres` in `crates.txt`) and environment
+variables for its test binaries (`env=NAME=VALUE`). The harness starts each service after the
+crate's build, on 127.0.0.1 only, from a fresh temporary directory, and always stops it and removes
+that directory afterwards (also on an error, Ctrl-C or SIGTERM); its log is kept in the work dir
+(`services/`). `postgres`: PostgreSQL 15 (Debian's `postgresql` is installed when missing) on port
+5433 with the roles, authentication methods and extensions tokio-postgres's and
+deadpool-postgres's tests expect (see `POSTGRES_HBA` and `POSTGRES_SETUP` below).
+
     compat/ecosystem/run.py [--only tokio-util,axum] [--work DIR]
 """
 
 import argparse
+import atexit
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from services import SERVICES, on_signal, start_services, stop_all  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -28,11 +42,26 @@ FACADE = REPO / "compat" / "tokio"
 
 
 def crates():
+    """(name, version, features, services, env) for each line of crates.txt."""
     for line in (HERE / "crates.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
-        if line:
-            name, version, features = line.split()
-            yield name, version, features
+        if not line:
+            continue
+        name, version, features, *options = line.split()
+        services, env = [], {}
+        for option in options:
+            key, _, value = option.partition("=")
+            if key == "needs" and value:
+                services += [s for s in value.split(",") if s]
+            elif key == "env" and "=" in value:
+                var, _, val = value.partition("=")
+                env[var] = val
+            else:
+                sys.exit(f"crates.txt: {name}: unknown option {option!r} (expected needs=SERVICE or env=NAME=VALUE)")
+        for service in services:
+            if service not in SERVICES:
+                sys.exit(f"crates.txt: {name}: unknown service {service!r} (known: {', '.join(SERVICES)})")
+        yield name, version, features, services, env
 
 
 def known():
@@ -161,22 +190,33 @@ def main():
     env = dict(os.environ, CARGO_TARGET_DIR=os.environ.get("ECOSYSTEM_TARGET_DIR", str(work / "target")))
     only = {c for c in args.only.split(",") if c}
     listed = known()
+    atexit.register(stop_all)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     rows, unexplained = [], []
-    for name, version, features in crates():
+    for name, version, features, services, crate_env in crates():
         if only and name not in only:
             continue
+        started = time.monotonic()
         dst = prepare(name, version, work)
         built, errors = build(dst, features, env)
+        built_s = time.monotonic() - started
         totals = [0, 0, 0]
-        for label, exe in sorted(built.items()):
-            p, f, i, failures = run_tests(exe, dst, env)
-            totals[0] += p
-            totals[1] += f
-            totals[2] += i
-            for test in failures:
-                key = f"{name} {label}::{test}"
-                if key not in listed:
-                    unexplained.append(f"{key}: FAILED")
+        test_env = dict(env, **crate_env)
+        try:
+            if built:
+                start_services(services, work / "services", name)
+            for label, exe in sorted(built.items()):
+                p, f, i, failures = run_tests(exe, dst, test_env)
+                totals[0] += p
+                totals[1] += f
+                totals[2] += i
+                for test in failures:
+                    key = f"{name} {label}::{test}"
+                    if key not in listed:
+                        unexplained.append(f"{key}: FAILED")
+        finally:
+            stop_all()
         for label, err in sorted(errors.items()):
             if label in built:
                 continue
@@ -188,7 +228,8 @@ def main():
         run = totals[0] + totals[1]
         rate = f"{100 * totals[0] / run:.1f}%" if run else "-"
         rows.append((f"{name} {version}", f"{compiled}/{total}", *totals, rate))
-        print(f"{name}: {compiled}/{total} targets compiled, {totals[0]} passed, {totals[1]} failed, {totals[2]} ignored", flush=True)
+        print(f"{name}: {compiled}/{total} targets compiled, {totals[0]} passed, {totals[1]} failed, {totals[2]} ignored "
+              f"({built_s:.0f} s build, {time.monotonic() - started - built_s:.0f} s tests)", flush=True)
     print()
     print("| crate | test targets compiled | passed | failed | ignored | pass rate |")
     print("|---|---|---|---|---|---|")
