@@ -42,13 +42,13 @@ FACADE = REPO / "compat" / "tokio"
 
 
 def crates():
-    """(name, version, features, services, env) for each line of crates.txt."""
+    """(name, version, features, services, env, patch_self) for each line of crates.txt."""
     for line in (HERE / "crates.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         name, version, features, *options = line.split()
-        services, env = [], {}
+        services, env, patch_self = [], {}, False
         for option in options:
             key, _, value = option.partition("=")
             if key == "needs" and value:
@@ -56,12 +56,14 @@ def crates():
             elif key == "env" and "=" in value:
                 var, _, val = value.partition("=")
                 env[var] = val
+            elif key == "patch" and value == "self":
+                patch_self = True
             else:
-                sys.exit(f"crates.txt: {name}: unknown option {option!r} (expected needs=SERVICE or env=NAME=VALUE)")
+                sys.exit(f"crates.txt: {name}: unknown option {option!r} (expected needs=SERVICE, env=NAME=VALUE or patch=self)")
         for service in services:
             if service not in SERVICES:
                 sys.exit(f"crates.txt: {name}: unknown service {service!r} (known: {', '.join(SERVICES)})")
-        yield name, version, features, services, env
+        yield name, version, features, services, env, patch_self
 
 
 def known():
@@ -94,7 +96,7 @@ def registry_source(name, version, work):
     sys.exit(f"{name} {version}: not in cargo's registry after `cargo fetch`")
 
 
-def prepare(name, version, work):
+def prepare(name, version, work, patch_self=False):
     dst = work / "src" / f"{name}-{version}"
     if dst.exists():
         shutil.rmtree(dst)
@@ -103,6 +105,11 @@ def prepare(name, version, work):
     manifest = dst / "Cargo.toml"
     text = manifest.read_text()
     text += f'\n[patch.crates-io]\ntokio = {{ path = "{FACADE}" }}\n'
+    if patch_self:
+        # A dev-dependency that depends on this crate from crates.io (actix-test on actix-web)
+        # must see this very copy, as the crate's own workspace arranges with the same patch;
+        # otherwise the graph has two copies of the crate and their types do not unify.
+        text += f'{name} = {{ path = "." }}\n'
     if "\n[workspace]" not in text:
         text += "\n[workspace]\n"
     manifest.write_text(text)
@@ -194,11 +201,11 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
     rows, unexplained = [], []
-    for name, version, features, services, crate_env in crates():
+    for name, version, features, services, crate_env, patch_self in crates():
         if only and name not in only:
             continue
         started = time.monotonic()
-        dst = prepare(name, version, work)
+        dst = prepare(name, version, work, patch_self)
         built, errors = build(dst, features, env)
         built_s = time.monotonic() - started
         totals = [0, 0, 0]
