@@ -92,6 +92,9 @@ class Postgres:
 
     def as_postgres(self, *cmd, **kw):
         prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        # From `/`: the `postgres` user may not enter the caller's directory (a clone under
+        # a root-only temporary directory), and its tools complain on every call otherwise.
+        kw.setdefault("cwd", "/")
         return subprocess.run(prefix + [str(c) for c in cmd], check=True, **kw)
 
     @property
