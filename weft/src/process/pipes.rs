@@ -53,7 +53,7 @@ macro_rules! reader {
             pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
                 let rx = self.io.into_inner()?;
                 rx.set_nonblocking(false)?;
-                Ok(rx.into())
+                Ok(owned_fd(rx))
             }
         }
 
@@ -124,7 +124,7 @@ impl ChildStdin {
         let Some(io) = self.io.take() else { return Err(closed_by_shutdown()) };
         let tx = io.into_inner()?;
         tx.set_nonblocking(false)?;
-        Ok(tx.into())
+        Ok(owned_fd(tx))
     }
 }
 
@@ -172,4 +172,12 @@ impl AsFd for ChildStdin {
             None => panic!("ChildStdin::as_fd after `shutdown`: the pipe is closed"),
         }
     }
+}
+
+/// The pipe end's descriptor, owned. Through `IntoRawFd` rather than mio's `From<_> for OwnedFd`,
+/// which mio 1.0 (weft's minimum) does not have.
+fn owned_fd(pipe: impl std::os::fd::IntoRawFd) -> OwnedFd {
+    // SAFETY: `into_raw_fd` gives up the pipe end's open descriptor, which nothing else owns or
+    // closes from here on: `OwnedFd` becomes its only owner.
+    unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(pipe.into_raw_fd()) }
 }
