@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 
 use crate::framework::{idle_conns, measure};
 use crate::{
-    actors, agents, axum_ab, baseline, block_in_place, blocking_resilience, console, console_demo, fs_bench, fuzz,
+    actors, agents, axum_ab, baseline, data_ab, block_in_place, blocking_resilience, console, console_demo, fs_bench, fuzz,
     http_hello, lateness, memory_burst, memory_per_task, micro, report, search, serve_ollama, smoke, soak, sweep,
     tcp_echo, tune,
 };
@@ -65,6 +65,9 @@ enum Command {
     /// One axum service built on the real tokio and patched to weft, A/B under wrk (plain, and
     /// with a route that blocks its worker).
     AxumAb(axum_ab::Args),
+    /// One axum service querying PostgreSQL (pooled) and Redis, built on the real tokio and
+    /// patched to weft, A/B under wrk (the lab starts both servers on loopback).
+    DataAb(data_ab::Args),
     /// weft::fs vs tokio::fs: BufReader lines, whole-file reads, directory walk.
     FsBench(fs_bench::Args),
     /// TR115's multi-agent LLM study on every runtime (embedded Ollama simulator by default).
@@ -127,6 +130,7 @@ pub fn main() -> ExitCode {
         Some(Command::TcpEcho(a)) => tcp_echo::run(a),
         Some(Command::HttpHello(a)) => http_hello::run(a),
         Some(Command::AxumAb(a)) => axum_ab::run(a),
+        Some(Command::DataAb(a)) => data_ab::run(a),
         Some(Command::FsBench(a)) => fs_bench::run(a),
         Some(Command::Agents(a)) => agents::run(a),
         Some(Command::ServeOllama(a)) => serve_ollama::run(a),
@@ -196,7 +200,7 @@ mod tests {
     #[test]
     fn every_subcommand_has_its_folder_and_every_folder_is_a_subcommand() {
         let commands = subcommands();
-        assert_eq!(commands.len(), 23, "public subcommands: {commands:?}");
+        assert_eq!(commands.len(), 24, "public subcommands: {commands:?}");
         let folders = study_folders();
         for c in &commands {
             assert!(

@@ -35,6 +35,7 @@
 //! - [`tcp_echo`]: TCP echo messages/s and round-trip latency, idle connections optional.
 //! - [`http_hello`]: a hyper hello server per runtime under a fixed load generator.
 //! - [`axum_ab`]: one axum service on the real tokio and patched to weft, under wrk.
+//! - [`data_ab`]: an axum service over PostgreSQL and Redis, real tokio vs patched to weft, under wrk.
 //! - [`fs_bench`]: `weft::fs` vs `tokio::fs`.
 //! - [`agents`]: the multi-agent LLM study against the embedded Ollama simulator.
 //! - [`serve_ollama`]: that simulator standalone, or its capacity measured.
@@ -56,6 +57,7 @@
 pub mod actors;
 pub mod agents;
 pub mod axum_ab;
+pub mod data_ab;
 pub mod baseline;
 pub mod block_in_place;
 pub mod blocking_resilience;

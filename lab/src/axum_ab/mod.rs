@@ -18,22 +18,22 @@
 //! service process's user + system time over the load (exited threads included) divided by
 //! the requests it answered; the backend's CPU is not counted.
 //!
+//! Builds, processes, rounds and tables: `framework::service_ab`; the load: `framework::wrk`.
+//!
 //! Architecture Invariant: the two builds share one source file and one dependency set; only
 //! the patch lines differ (`services/axum-svc/{tokio,weft}/Cargo.toml`).
 
 mod service;
-mod wrk;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde::Serialize;
-
 use crate::framework::idle_conns;
 use crate::framework::selection::write_md_json;
-use crate::framework::stats;
-use service::{Build, Running};
+use crate::framework::service_ab::{self, Build, Round, Row, Running};
+use crate::framework::wrk;
+use service::PAGE_MARKER;
 
 /// The routes of the plain load (rotated by wrk).
 const ROUTES: [&str; 4] = ["/json", "/relay", "/file", "/hash"];
@@ -70,40 +70,6 @@ pub struct Args {
     pub out: PathBuf,
 }
 
-/// One build in one scenario, over all rounds.
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub scenario: &'static str,
-    pub build: &'static str,
-    pub connections: usize,
-    /// Requests of the measured (non-`/legacy`) routes, all rounds.
-    pub requests: u64,
-    /// Medians over rounds.
-    pub requests_per_s: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
-    /// Server CPU (user + system) per answered request, all rounds, µs.
-    pub server_cpu_us_per_req: f64,
-    /// `/legacy` requests answered, and their share of all answered requests.
-    pub legacy_requests: u64,
-    pub legacy_share: f64,
-    /// wrk errors (socket, timeout, status) and responses failing the script's check.
-    pub errors: u64,
-    pub bad: u64,
-    /// Per-round values, for the paired ratios.
-    pub rounds_rps: Vec<f64>,
-    pub rounds_p99_us: Vec<f64>,
-    pub rounds_cpu_us_per_req: Vec<f64>,
-}
-
-/// What one round of one build measured.
-struct Round {
-    main: wrk::Summary,
-    legacy: Option<wrk::Summary>,
-    cpu: Duration,
-}
-
 /// Everything a round needs besides the build.
 struct Setup {
     exes: [PathBuf; 2],
@@ -128,7 +94,7 @@ fn one_round(setup: &Setup, build: Build, connections: usize, legacy: Option<(us
     let page = setup.page_path.to_str().ok_or("page path is not UTF-8")?;
     let server = Running::start(exe, &["--backend", &setup.backend, "--file", page])?;
     server.expect_runtime(build)?;
-    service::check_routes(server.addr, &setup.page, legacy.is_some())?;
+    service::check_routes(&server, &setup.page, legacy.is_some())?;
     let cpu_before = server.cpu()?;
     let main = wrk::Wrk::start(&setup.script, server.addr, connections, setup.per_round, &ROUTES, 0)?;
     let legacy_wrk = match legacy {
@@ -138,9 +104,9 @@ fn one_round(setup: &Setup, build: Build, connections: usize, legacy: Option<(us
         None => None,
     };
     let main = main.finish()?;
-    let legacy = legacy_wrk.map(wrk::Wrk::finish).transpose()?;
+    let side = legacy_wrk.map(wrk::Wrk::finish).transpose()?;
     let cpu = server.cpu()?.saturating_sub(cpu_before);
-    Ok(Round { main, legacy, cpu })
+    Ok(Round { main, side, cpu })
 }
 
 /// Both builds, `rounds` interleaved rounds; one row per build.
@@ -150,56 +116,10 @@ fn measure(
     connections: usize,
     legacy: Option<(usize, u64)>,
     rounds: usize,
-) -> Result<Vec<Row>, String> {
-    let mut per_build: Vec<Vec<Round>> = vec![Vec::new(), Vec::new()];
-    for r in 0..rounds {
-        for build in Build::BOTH {
-            eprintln!("axum-ab: {scenario}, {connections} connections, round {}/{rounds}, {}", r + 1, build.name());
-            per_build[build as usize].push(one_round(setup, build, connections, legacy)?);
-        }
-    }
-    Ok(Build::BOTH
-        .into_iter()
-        .map(|build| {
-            let rounds = &per_build[build as usize];
-            let rps: Vec<f64> = rounds.iter().map(|r| r.main.requests as f64 / r.main.took.as_secs_f64()).collect();
-            let med =
-                |f: fn(&wrk::Summary) -> f64| stats::median(&rounds.iter().map(|r| f(&r.main)).collect::<Vec<_>>());
-            let legacy_requests: u64 = rounds.iter().filter_map(|r| r.legacy.map(|l| l.requests)).sum();
-            let answered = |r: &Round| r.main.requests + r.legacy.map_or(0, |l| l.requests);
-            let total: u64 = rounds.iter().map(answered).sum();
-            let cpu: Duration = rounds.iter().map(|r| r.cpu).sum();
-            let sum = |f: fn(&wrk::Summary) -> u64| {
-                rounds.iter().map(|r| f(&r.main) + r.legacy.as_ref().map_or(0, f)).sum::<u64>()
-            };
-            Row {
-                scenario,
-                build: build.name(),
-                connections,
-                requests: rounds.iter().map(|r| r.main.requests).sum(),
-                requests_per_s: stats::median(&rps),
-                p50_us: med(|s| s.p50_us),
-                p99_us: med(|s| s.p99_us),
-                p999_us: med(|s| s.p999_us),
-                server_cpu_us_per_req: cpu.as_secs_f64() * 1e6 / total.max(1) as f64,
-                legacy_requests,
-                legacy_share: legacy_requests as f64 / total.max(1) as f64,
-                errors: sum(|s| s.errors),
-                bad: sum(|s| s.bad),
-                rounds_rps: rps,
-                rounds_p99_us: rounds.iter().map(|r| r.main.p99_us).collect(),
-                rounds_cpu_us_per_req: rounds
-                    .iter()
-                    .map(|r| r.cpu.as_secs_f64() * 1e6 / answered(r).max(1) as f64)
-                    .collect(),
-            }
-        })
-        .collect())
-}
-
-fn ratio_cell(weft: &[f64], tokio: &[f64], seed: u64) -> String {
-    let r = stats::paired_ratio(weft, tokio, seed);
-    format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
+) -> Result<[Row; 2], String> {
+    service_ab::measure("axum-ab", scenario, connections, rounds, |build| {
+        one_round(setup, build, connections, legacy)
+    })
 }
 
 fn markdown(rows: &[Row], setup: &Setup, rounds: usize) -> String {
@@ -213,27 +133,7 @@ fn markdown(rows: &[Row], setup: &Setup, rounds: usize) -> String {
     for pair in rows.chunks(2) {
         let [tokio, weft] = pair else { continue };
         md += &format!("### {}, {} connections\n\n", tokio.scenario, tokio.connections);
-        md += "| build | req/s | p50 µs | p99 µs | p99.9 µs | CPU µs/req | /legacy share | errors | bad |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-        for r in pair {
-            md += &format!(
-                "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.1} | {:.2}% | {} | {} |\n",
-                r.build,
-                r.requests_per_s,
-                r.p50_us,
-                r.p99_us,
-                r.p999_us,
-                r.server_cpu_us_per_req,
-                r.legacy_share * 100.0,
-                r.errors,
-                r.bad
-            );
-        }
-        md += &format!(
-            "\nweft ÷ tokio: req/s {}, CPU/req {}, p99 {}\n\n",
-            ratio_cell(&weft.rounds_rps, &tokio.rounds_rps, 1),
-            ratio_cell(&weft.rounds_cpu_us_per_req, &tokio.rounds_cpu_us_per_req, 2),
-            ratio_cell(&weft.rounds_p99_us, &tokio.rounds_p99_us, 3),
-        );
+        md += &service_ab::pair_markdown(tokio, weft, Some("/legacy"));
     }
     md
 }
@@ -242,9 +142,9 @@ fn markdown(rows: &[Row], setup: &Setup, rounds: usize) -> String {
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let most = args.connections.iter().chain(&args.blocking_connections).max().copied().unwrap_or(1);
     idle_conns::raise_nofile(most as u64 * 2 + idle_conns::FD_SLACK)?;
-    let exes = service::build_both(&args.target_dir, args.debug_services)?;
+    let exes = service_ab::build_both("axum-svc", &args.target_dir, args.debug_services)?;
     let work = args.out.join("work");
-    let script = wrk::write_script(&work)?;
+    let script = wrk::write_script(&work, "axum_ab", &["\"route\":\"", PAGE_MARKER])?;
     let page = service::page();
     let page_path = work.join("page.html");
     std::fs::write(&page_path, &page).map_err(|e| format!("{}: {e}", page_path.display()))?;
@@ -307,6 +207,6 @@ mod tests {
     fn the_page_carries_the_marker_and_is_4_kib() {
         let p = service::page();
         assert!(p.len() <= 4096 && p.len() > 4000);
-        assert!(std::str::from_utf8(&p).unwrap().contains(wrk::PAGE_MARKER));
+        assert!(std::str::from_utf8(&p).unwrap().contains(PAGE_MARKER));
     }
 }

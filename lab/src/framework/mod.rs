@@ -6,6 +6,7 @@
 
 pub mod adapter;
 pub mod baseline;
+pub mod datastores;
 pub mod http1;
 pub mod idle_conns;
 pub mod measure;
@@ -13,8 +14,10 @@ pub mod report;
 pub mod results;
 pub mod runtimes;
 pub mod selection;
+pub mod service_ab;
 pub mod services;
 pub mod smoke;
 pub mod stats;
 pub mod sweep;
 pub mod workloads;
+pub mod wrk;

@@ -156,7 +156,7 @@ pub fn bootstrap_ci(
 }
 
 /// A ratio with its 95% confidence interval.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct RatioEstimate {
     pub median: f64,
     pub ci95: (f64, f64),

@@ -1,19 +1,20 @@
-//! The load: `wrk`, the tool users load HTTP services with, driven through a Lua script that
-//! rotates over routes, checks every response (status 200 and a route marker in the body; a
-//! response without one counts as bad and fails the row) and prints one machine-readable
-//! summary line with the requests, wall time and latency percentiles (µs).
+//! The load of the A/B service studies (`axum-ab`, `data-ab`): `wrk`, the tool users load HTTP
+//! services with, driven through a Lua script that rotates over routes, checks every response
+//! (status 200 and one of the study's markers in the body; a response without one counts as
+//! bad and fails the row) and prints one machine-readable summary line with the requests, wall
+//! time and latency percentiles (µs).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// The marker every `/file` response carries (the lab writes the page).
-pub const PAGE_MARKER: &str = "<!-- weft-lab axum-ab page -->";
-
 /// The Lua script: paths from wrk's script arguments; `DELAY_MS=N` as the first argument paces
-/// each connection (wrk waits N ms before each request).
-fn script() -> String {
+/// each connection (wrk waits N ms before each request). A good response holds one of `markers`.
+fn script(markers: &[&str]) -> String {
+    let found: Vec<String> =
+        markers.iter().map(|m| format!("string.find(body, \"{}\", 1, true)", lua_escape(m))).collect();
+    let found = if found.is_empty() { "true".to_string() } else { found.join(" or ") };
     format!(
         r#"local threads = {{}}
 function setup(thread) table.insert(threads, thread) end
@@ -33,7 +34,7 @@ function request()
 end
 function delay() return pause end
 function response(status, headers, body)
-  if status ~= 200 or not (string.find(body, '"route":"', 1, true) or string.find(body, "{PAGE_MARKER}", 1, true)) then
+  if status ~= 200 or not ({found}) then
     bad = bad + 1
   end
 end
@@ -49,11 +50,16 @@ end
     )
 }
 
-/// Writes the script next to the run's outputs (wrk reads it from a file).
-pub fn write_script(dir: &Path) -> Result<PathBuf, String> {
+/// `s` as the inside of a double-quoted Lua string.
+fn lua_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Writes the script (`DIR/NAME.lua`, next to the run's outputs: wrk reads it from a file).
+pub fn write_script(dir: &Path, name: &str, markers: &[&str]) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let path = dir.join("axum_ab.lua");
-    std::fs::write(&path, script()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    let path = dir.join(format!("{name}.lua"));
+    std::fs::write(&path, script(markers)).map_err(|e| format!("writing {}: {e}", path.display()))?;
     Ok(path)
 }
 
@@ -131,5 +137,16 @@ impl Wrk {
             errors,
             bad,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_escaped_into_lua_strings() {
+        let s = script(&["\"route\":\"", "<!-- a \\ b -->"]);
+        assert!(s.contains(r#"string.find(body, "\"route\":\"", 1, true) or string.find(body, "<!-- a \\ b -->", 1, true)"#), "{s}");
     }
 }
