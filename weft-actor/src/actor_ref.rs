@@ -149,6 +149,14 @@ impl std::error::Error for AskError {}
 pub struct Reply<R>(oneshot::Sender<R>);
 
 impl<R> Reply<R> {
+    /// A reply slot whose answer goes to the returned receiver rather than to an `ask` here:
+    /// for a request that came from elsewhere and is answered there (weft-actor-remote hands
+    /// a remote node's `ask` to the actor this way and sends the answer back over the network).
+    pub fn channel() -> (Reply<R>, oneshot::Receiver<R>) {
+        let (tx, rx) = oneshot::channel();
+        (Reply(tx), rx)
+    }
+
     /// Answers the request. Fails, handing the value back, when the asker has gone (timed
     /// out or dropped its future).
     pub fn send(self, value: R) -> Result<(), R> {

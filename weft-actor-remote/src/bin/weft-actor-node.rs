@@ -1,0 +1,70 @@
+//! A node serving `demo::Counter`s: the README's three-terminal example and the multi-process
+//! tests' other processes.
+//!
+//!     weft-actor-node --name a --listen tcp/127.0.0.1:7447 --serve counter-a
+//!     weft-actor-node --name b --connect tcp/127.0.0.1:7447 --serve counter-b
+//!
+//! Prints `ready NODE_ID` once it has joined and serves, then one line per event it
+//! sees (`down NODE_ID`); runs until killed, or until stdin closes with `--exit-on-eof`.
+
+use std::time::Duration;
+
+use weft_actor_remote::demo::Counter;
+use weft_actor_remote::{Node, NodeConfig};
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: weft-actor-node --name NAME [--listen ENDPOINT]… [--connect ENDPOINT]… [--serve ACTOR]… \
+         [--lease-ms MS] [--multicast] [--exit-on-eof]"
+    );
+    std::process::exit(2)
+}
+
+#[weft::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut config = NodeConfig::peer("node");
+    config.listen.clear();
+    let (mut serve, mut exit_on_eof) = (Vec::new(), false);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| usage());
+        match a.as_str() {
+            "--name" => config.name = value(),
+            "--listen" => config = config.listen(&value()),
+            "--connect" => config = config.connect(&value()),
+            "--serve" => serve.push(value()),
+            "--lease-ms" => config.lease = Duration::from_millis(value().parse().unwrap_or_else(|_| usage())),
+            "--multicast" => config.multicast = true,
+            "--exit-on-eof" => exit_on_eof = true,
+            _ => usage(),
+        }
+    }
+    if config.listen.is_empty() {
+        config = config.listen("tcp/127.0.0.1:0");
+    }
+    let node = Node::start(config).await.unwrap_or_else(|e| {
+        eprintln!("weft-actor-node: {e}");
+        std::process::exit(1)
+    });
+    for name in &serve {
+        if let Err(e) = node.serve(name, weft_actor::spawn(Counter::new())).await {
+            eprintln!("weft-actor-node: serving {name}: {e}");
+            std::process::exit(1)
+        }
+    }
+    println!("ready {}", node.id());
+    if exit_on_eof {
+        weft::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink())).await.ok();
+        node.shutdown().await;
+        return;
+    }
+    let mut seen = 0;
+    loop {
+        weft::time::sleep(Duration::from_millis(50)).await;
+        let down = node.nodes_down();
+        for n in down.iter().skip(seen) {
+            println!("down {n}");
+        }
+        seen = down.len();
+    }
+}
