@@ -214,8 +214,16 @@ impl Node {
                 let Some(node) = sample.key_expr().as_str().rsplit('/').next().and_then(|s| s.parse().ok()) else {
                     continue;
                 };
-                if sample.kind() == SampleKind::Delete && node != inner.id {
-                    inner.node_down(node);
+                if node == inner.id {
+                    continue;
+                }
+                match sample.kind() {
+                    SampleKind::Delete => inner.node_down(node),
+                    // Back after a partition (same session, so the same id): reachable again.
+                    // Monitors that fired stay fired; its names come back with their tokens.
+                    SampleKind::Put => {
+                        inner.lock().nodes_down.remove(&node);
+                    }
                 }
             }
         });
@@ -226,10 +234,9 @@ impl Node {
                 let Some((name, node, serve, tag)) = parse_name_key(sample.key_expr().as_str()) else { continue };
                 let mut st = inner.lock();
                 match sample.kind() {
-                    SampleKind::Put if !st.nodes_down.contains(&node) => {
+                    SampleKind::Put => {
                         st.names.entry(name).or_default().insert((node, serve), tag);
                     }
-                    SampleKind::Put => {}
                     SampleKind::Delete => {
                         if let Some(regs) = st.names.get_mut(&name) {
                             regs.remove(&(node, serve));
@@ -258,7 +265,7 @@ impl Node {
         &self.inner.session
     }
 
-    /// Nodes this node has seen go down.
+    /// Nodes seen going down and not back since.
     pub fn nodes_down(&self) -> Vec<NodeId> {
         self.inner.lock().nodes_down.iter().copied().collect()
     }
@@ -576,7 +583,9 @@ impl Inner {
         drop(served);
     }
 
-    /// A node's liveliness token went away: it is down for good (a node id is one session).
+    /// A node's liveliness token went away: it crashed, shut down, or is cut off (a partition,
+    /// or silence past its lease). If it was cut off it may come back with the same id; until
+    /// its token reappears it is unreachable.
     fn node_down(&self, node: NodeId) {
         let (asks, monitors) = {
             let mut st = self.lock();

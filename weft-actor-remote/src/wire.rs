@@ -45,7 +45,7 @@ impl std::str::FromStr for NodeId {
 }
 
 /// One sample on a node's inbox.
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Envelope<'a> {
     pub version: u8,
     pub from: NodeId,
@@ -55,7 +55,7 @@ pub struct Envelope<'a> {
 
 /// What an envelope carries. `to` is the receiving node's serve id of an actor (a name's
 /// registration), `req` the asker's request number, `monitor` the watcher's monitor number.
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Frame<'a> {
     Tell { to: u64, payload: &'a [u8] },
     Ask { to: u64, req: u64, payload: &'a [u8] },
@@ -66,7 +66,7 @@ pub enum Frame<'a> {
 }
 
 /// How a remote ask ended on the answering node.
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Outcome<'a> {
     Answer(&'a [u8]),
     /// No actor is served under that id there (it stopped, or was never there).
@@ -203,7 +203,7 @@ mod tests {
         let payload = encode_payload(&m).unwrap();
         let env = encode(NodeId(u128::MAX / 3), Frame::Tell { to: 3, payload: &payload });
         let json = serde_json::to_vec(&serde_json::json!({
-            "version": 1, "from": format!("{}", NodeId(u128::MAX / 3)), "frame": {"Tell": {"to": 3, "payload": serde_json::to_value(&m.body).unwrap(), "id": 42}}
+            "version": 1, "from": format!("{}", NodeId(u128::MAX / 3)), "frame": {"Tell": {"to": 3, "payload": serde_json::to_value(m.body).unwrap(), "id": 42}}
         }))
         .unwrap();
         assert!(env.len() * 3 < json.len(), "postcard {} bytes, json {} bytes", env.len(), json.len());

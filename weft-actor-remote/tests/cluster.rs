@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use common::{endpoint, eventually, lookup, node, STEP};
 use weft_actor_remote::demo::{Answer, Cmd, Counter, Query};
+use zenoh::qos::CongestionControl;
 use weft_actor_remote::{wire, LookupError, NodeId, Reason, RegisterError, RemoteError};
 
 async fn state(r: &weft_actor_remote::RemoteRef<Counter>) -> (u64, u64, bool) {
@@ -118,8 +119,10 @@ async fn hostile_frames_are_dropped_and_counted() {
         vec![wire::VERSION, 1, 2, 3, 4, 5, 6, 7, 8, 9],
         vec![0u8; 2 << 20],
     ];
+    // Blocking congestion control: a plain `put` may be dropped by Zenoh under load.
+    let put = |bytes: Vec<u8>| b.session().put(&inbox, bytes).congestion_control(CongestionControl::Block);
     for g in &garbage {
-        b.session().put(&inbox, g.clone()).await.unwrap();
+        put(g.clone()).await.unwrap();
     }
     // A well-formed frame whose payload is not a `Cmd`, and one for an actor A does not serve.
     let bad_payload = wire::encode(b.id(), wire::Frame::Tell { to: target.serve_id(), payload: &[0xff, 0xff, 0xff] });
@@ -127,7 +130,7 @@ async fn hostile_frames_are_dropped_and_counted() {
     // A Down for a monitor nobody holds, and an answer to no request: ignored.
     let stray_down = wire::encode(NodeId(1), wire::Frame::Down { monitor: 5, reason: Reason::Killed });
     for f in [bad_payload, unknown, stray_down] {
-        b.session().put(&inbox, f).await.unwrap();
+        put(f).await.unwrap();
     }
     let m = eventually("garbage counted", || async {
         let m = a.metrics();

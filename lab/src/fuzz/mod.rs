@@ -23,8 +23,8 @@ use serde::Serialize;
 const TARGET_DIR: &str = "target/fuzz";
 
 /// Every target in `fuzz/Cargo.toml`.
-pub const TARGETS: [&str; 6] =
-    ["search_query", "search_record", "agent_stream", "env_config", "metrics_http", "sim_request"];
+pub const TARGETS: [&str; 7] =
+    ["search_query", "search_record", "agent_stream", "env_config", "metrics_http", "sim_request", "actor_wire"];
 
 /// One target's run.
 #[derive(Debug, Clone, Serialize, PartialEq)]

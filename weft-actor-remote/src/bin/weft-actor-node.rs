@@ -5,7 +5,7 @@
 //!     weft-actor-node --name b --connect tcp/127.0.0.1:7447 --serve counter-b
 //!
 //! Prints `ready NODE_ID` once it has joined and serves, then one line per event it
-//! sees (`down NODE_ID`); runs until killed, or until stdin closes with `--exit-on-eof`.
+//! sees (`down NODE_ID`, `up NODE_ID` when a cut-off node is back); runs until killed, or until stdin closes with `--exit-on-eof`.
 
 use std::time::Duration;
 
@@ -58,13 +58,18 @@ async fn main() {
         node.shutdown().await;
         return;
     }
-    let mut seen = 0;
+    let mut seen = std::collections::HashSet::new();
     loop {
         weft::time::sleep(Duration::from_millis(50)).await;
-        let down = node.nodes_down();
-        for n in down.iter().skip(seen) {
-            println!("down {n}");
+        let down: std::collections::HashSet<_> = node.nodes_down().into_iter().collect();
+        // Whoever reads the events may have gone: not a reason to stop serving.
+        use std::io::Write;
+        for n in down.difference(&seen) {
+            let _ = writeln!(std::io::stdout(), "down {n}");
         }
-        seen = down.len();
+        for n in seen.difference(&down) {
+            let _ = writeln!(std::io::stdout(), "up {n}");
+        }
+        seen = down;
     }
 }

@@ -1,0 +1,131 @@
+//! Three nodes in three processes on loopback: this test (node C) and two `weft-actor-node`
+//! children (A and B). Remote tell/ask, monitors firing on a remote stop, a remote panic and
+//! a SIGKILL of a whole node, and a killed node's name served again by its replacement.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{endpoint, lookup, node, STEP};
+use weft_actor_remote::demo::{Answer, Cmd, Query};
+use weft_actor_remote::{NodeId, Reason, RemoteError};
+
+/// A child node, killed (SIGKILL) on drop.
+struct Proc {
+    child: Child,
+    id: NodeId,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn_node(name: &str, listen: &str, connect: &[&str], serve: &[&str]) -> Proc {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_weft-actor-node"));
+    cmd.args(["--name", name, "--listen", listen, "--lease-ms", "1000"]);
+    for c in connect {
+        cmd.args(["--connect", c]);
+    }
+    for s in serve {
+        cmd.args(["--serve", s]);
+    }
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let id = line.strip_prefix("ready ").and_then(|l| l.trim().parse().ok());
+    let Some(id) = id else {
+        let _ = child.kill();
+        panic!("{name}: expected `ready ID`, got {line:?}");
+    };
+    Proc { child, id }
+}
+
+#[weft::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_processes_tell_ask_monitor_and_survive_a_sigkill() {
+    let (ep_a, ep_b) = (endpoint(), endpoint());
+    let a = spawn_node("a", &ep_a, &[], &["alpha", "alpha-panics"]);
+    let mut b = spawn_node("b", &ep_b, &[&ep_a], &["beta"]);
+    let c = node("c", &endpoint(), &[&ep_a, &ep_b]).await;
+
+    let alpha = lookup(&c, "alpha").await;
+    let beta = lookup(&c, "beta").await;
+    assert_eq!((alpha.node_id(), beta.node_id()), (a.id, b.id));
+    for seq in 0..500 {
+        alpha.tell(Cmd::Add { seq, n: 2 }).await.unwrap();
+    }
+    let got = alpha.ask(Query::Get, STEP).await.unwrap();
+    assert_eq!(got, Answer::State { total: 1000, count: 500, in_order: true, blobs: 0 });
+
+    // A remote panic and a remote stop, each seen once with its reason.
+    let panics = lookup(&c, "alpha-panics").await;
+    let (m_panic, m_stop) = (c.monitor(&panics), c.monitor(&alpha));
+    assert!(matches!(panics.ask(Query::Get, STEP).await, Ok(Answer::State { .. })));
+    assert!(matches!(alpha.ask(Query::Get, STEP).await, Ok(Answer::State { .. })));
+    panics.tell(Cmd::Panic("remote boom".into())).await.unwrap();
+    alpha.tell(Cmd::Stop).await.unwrap();
+    assert_eq!(weft::time::timeout(STEP, m_panic).await.unwrap().reason, Reason::Panic("remote boom".into()));
+    assert_eq!(weft::time::timeout(STEP, m_stop).await.unwrap().reason, Reason::Normal);
+
+    // SIGKILL of node B: its monitor fires NoConnection (the connection closes at once; a
+    // silent peer would take its 1 s lease), asks fail, the name is gone.
+    let m_beta = c.monitor(&beta);
+    assert!(matches!(beta.ask(Query::Get, STEP).await, Ok(Answer::State { .. })));
+    let killed = Instant::now();
+    b.child.kill().unwrap();
+    let down = weft::time::timeout(STEP, m_beta).await.unwrap();
+    let detected = killed.elapsed();
+    assert_eq!((down.reason, down.node), (Reason::NoConnection, b.id));
+    eprintln!("SIGKILL to monitor notice: {detected:?}");
+    assert!(detected < Duration::from_secs(5), "detection took {detected:?}");
+    assert_eq!(beta.ask(Query::Get, STEP).await.unwrap_err(), RemoteError::NodeDown);
+
+    // B's replacement serves "beta" again: the name resolves to the new incarnation.
+    let b2 = spawn_node("b2", &endpoint(), &[&ep_a], &["beta"]);
+    let beta2 = lookup(&c, "beta").await;
+    assert_eq!(beta2.node_id(), b2.id);
+    assert_ne!(b2.id, b.id);
+    assert_eq!(beta2.ask(Query::Get, STEP).await.unwrap(), Answer::State { total: 0, count: 0, in_order: true, blobs: 0 });
+    drop(a);
+}
+
+/// SIGSTOP: the node's connections stay open but it says nothing. It is declared down within
+/// its lease, and when it resumes (SIGCONT) it is back with the same id and the same actor,
+/// its state intact, while the monitor that fired stays fired.
+#[weft::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_node_is_declared_down_within_its_lease_and_heals() {
+    let ep_a = endpoint();
+    let a = spawn_node("a", &ep_a, &[], &["gamma"]);
+    let c = node("c", &endpoint(), &[&ep_a]).await;
+    let gamma = lookup(&c, "gamma").await;
+    gamma.tell(Cmd::Add { seq: 0, n: 41 }).await.unwrap();
+    assert!(matches!(gamma.ask(Query::Get, STEP).await, Ok(Answer::State { total: 41, .. })));
+    let monitor = c.monitor(&gamma);
+    let pid = a.child.id().to_string();
+    let signal = |sig: &str| assert!(Command::new("kill").args([sig, &pid]).status().unwrap().success());
+    let stopped = Instant::now();
+    signal("-STOP");
+    let down = weft::time::timeout(STEP, monitor).await.unwrap();
+    let detected = stopped.elapsed();
+    signal("-CONT");
+    eprintln!("SIGSTOP to monitor notice: {detected:?} (lease 1 s)");
+    assert_eq!((down.reason, down.node), (Reason::NoConnection, a.id));
+    assert!(detected >= Duration::from_millis(500), "declared down after {detected:?}, before its lease");
+    assert!(detected < Duration::from_secs(6), "declared down only after {detected:?}");
+    // Healed: the same node, the same incarnation, its state kept.
+    let again = common::eventually("A back after SIGCONT", || async {
+        match gamma.ask(Query::Get, Duration::from_secs(1)).await {
+            Ok(answer) => Some(answer),
+            Err(RemoteError::NodeDown) | Err(RemoteError::Timeout) => None,
+            Err(e) => panic!("ask after heal: {e}"),
+        }
+    })
+    .await;
+    assert_eq!(again, Answer::State { total: 41, count: 1, in_order: true, blobs: 0 });
+    assert_eq!(lookup(&c, "gamma").await.serve_id(), gamma.serve_id());
+    drop(a);
+}
