@@ -83,11 +83,15 @@ pub mod demo;
 mod node;
 mod remote_ref;
 mod served;
+mod supervise;
 pub mod wire;
 
 pub use config::{Auth, NodeConfig};
 pub use node::{Node, NodeMetrics, RegisterError};
 pub use remote_ref::{LookupError, RemoteDown, RemoteError, RemoteMonitor, RemoteRef};
+pub use supervise::{
+    RemoteChild, RemoteSupervisor, RemoteSupervisorEvent, RemoteSupervisorSpec, Restart, Strategy, SupervisorExit,
+};
 pub use wire::{NodeId, Reason};
 
 use serde::{de::DeserializeOwned, Serialize};

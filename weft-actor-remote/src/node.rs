@@ -5,7 +5,7 @@
 //! The tasks hold the node weakly: dropping the last `Node` handle closes the session (which
 //! withdraws this node's tokens everywhere) and the tasks end with their subscribers.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -116,6 +116,9 @@ struct HeldMonitor {
     tx: oneshot::Sender<RemoteDown>,
 }
 
+/// Makes an actor from encoded arguments (`register_factory`): its inbox and type tag hash.
+type Factory = dyn Fn(&[u8]) -> Result<(Arc<dyn Inbox>, u64), Refused> + Send + Sync;
+
 /// A name's registration as seen through liveliness: (node, serve id) → type tag hash.
 type Registrations = BTreeMap<(NodeId, u64), u64>;
 
@@ -127,6 +130,9 @@ struct State {
     publishers: HashMap<NodeId, Arc<Publisher<'static>>>,
     names: HashMap<String, Registrations>,
     nodes_down: HashSet<NodeId>,
+    /// Nodes whose token is present (this one included).
+    nodes_up: BTreeSet<NodeId>,
+    factories: HashMap<String, Arc<Factory>>,
     shut_down: bool,
 }
 
@@ -215,6 +221,7 @@ impl Node {
                     continue;
                 };
                 if node == inner.id {
+                    inner.lock().nodes_up.insert(node);
                     continue;
                 }
                 match sample.kind() {
@@ -222,7 +229,9 @@ impl Node {
                     // Back after a partition (same session, so the same id): reachable again.
                     // Monitors that fired stay fired; its names come back with their tokens.
                     SampleKind::Put => {
-                        inner.lock().nodes_down.remove(&node);
+                        let mut st = inner.lock();
+                        st.nodes_down.remove(&node);
+                        st.nodes_up.insert(node);
                     }
                 }
             }
@@ -289,38 +298,91 @@ impl Node {
     /// a live node already serves the name (two nodes registering at the same instant may both
     /// succeed; every node then resolves the name to the lower node id).
     pub async fn serve<A: RemoteActor>(&self, name: &str, actor: ActorRef<A>) -> Result<(), RegisterError> {
-        if !valid_name(name) {
-            return Err(RegisterError::BadName);
-        }
-        let inner = &self.inner;
-        if let Some(&(node, _)) = inner.resolve(name).map(|(k, _)| k).as_ref() {
-            return Err(RegisterError::Taken(node));
-        }
-        if let Ok(Some(((node, _), _))) = inner.query_name(name).await {
-            return Err(RegisterError::Taken(node));
-        }
-        let serve_id = inner.next.fetch_add(1, Relaxed);
-        let tag = tag_hash(&A::type_tag());
-        let key = format!("{NAMES}/{name}/{}/{serve_id}/{tag:016x}", inner.id);
-        let token = inner.session.liveliness().declare_token(key).await.map_err(|e| RegisterError::Transport(e.to_string()))?;
-        let inbox: Arc<dyn Inbox> = Arc::new(Typed::new(actor, inner.config.inbox_capacity));
-        let stopped = inbox.stopped();
-        {
-            let mut st = inner.lock();
-            if st.served.values().any(|s| s.name == name) {
-                return Err(RegisterError::Taken(inner.id));
-            }
-            st.served.insert(serve_id, Served { name: name.to_string(), inbox, watchers: Vec::new(), _token: token });
-            st.names.entry(name.to_string()).or_default().insert((inner.id, serve_id), tag);
-        }
-        let weak = Arc::downgrade(inner);
-        weft::spawn(async move {
-            let reason = stopped.await;
-            if let Some(inner) = weak.upgrade() {
-                inner.unserve_id(serve_id, reason).await;
-            }
+        let inbox: Arc<dyn Inbox> = Arc::new(Typed::new(actor, self.inner.config.inbox_capacity));
+        self.inner.serve_inbox(name, inbox, tag_hash(&A::type_tag()), false).await.map(|_| ())
+    }
+
+    /// Lets other nodes spawn `A`s here (`spawn_on`, remote supervisors): `make` builds one
+    /// from the arguments they send. Replaces an earlier factory of that name.
+    pub fn register_factory<A, Args, F>(&self, factory: &str, make: F)
+    where
+        A: RemoteActor,
+        Args: DeserializeOwned,
+        F: Fn(Args) -> A + Send + Sync + 'static,
+    {
+        let capacity = self.inner.config.inbox_capacity;
+        let f: Arc<Factory> = Arc::new(move |args: &[u8]| {
+            let args: Args = wire::decode_payload(args).map_err(|_| Refused::Decode)?;
+            let inbox: Arc<dyn Inbox> = Arc::new(Typed::new(weft_actor::spawn(make(args)), capacity));
+            Ok((inbox, tag_hash(&A::type_tag())))
         });
-        Ok(())
+        self.inner.lock().factories.insert(factory.to_string(), f);
+    }
+
+    /// Spawns an actor on `node` from its factory `factory` with `args`, served under `name`,
+    /// and returns a reference to it. `takeover`: serve even if the name is registered
+    /// elsewhere (what a supervisor restarting a child whose node died does).
+    pub async fn spawn_on<A: RemoteActor, Args: Serialize>(
+        &self,
+        node: NodeId,
+        factory: &str,
+        name: &str,
+        args: &Args,
+        takeover: bool,
+        timeout: Duration,
+    ) -> Result<RemoteRef<A>, RemoteError> {
+        let args = wire::encode_payload(args).map_err(|_| RemoteError::Decode)?;
+        let serve_id = self.inner.spawn_raw(node, factory, name, &args, takeover, timeout).await?;
+        let local = if node == self.inner.id {
+            let st = self.inner.lock();
+            let served = st.served.get(&serve_id).ok_or(RemoteError::NotFound)?;
+            Some(served.inbox.local().downcast_ref::<ActorRef<A>>().ok_or(RemoteError::Decode)?.clone())
+        } else {
+            None
+        };
+        Ok(RemoteRef {
+            node: Arc::downgrade(&self.inner),
+            target: node,
+            serve_id,
+            name: name.to_string(),
+            local,
+            _types: PhantomData,
+        })
+    }
+
+    pub(crate) async fn spawn_raw_ref(
+        &self,
+        node: NodeId,
+        factory: &str,
+        name: &str,
+        args: &[u8],
+        takeover: bool,
+        timeout: Duration,
+    ) -> Result<u64, RemoteError> {
+        self.inner.spawn_raw(node, factory, name, args, takeover, timeout).await
+    }
+
+    pub(crate) fn monitor_raw(&self, node: NodeId, serve_id: u64, name: &str) -> RemoteMonitor {
+        self.inner.monitor(node, serve_id, name)
+    }
+
+    /// Stops a served actor by id, here or remotely (reason `Shutdown`).
+    pub(crate) async fn stop_raw(&self, node: NodeId, serve_id: u64) -> Result<(), RemoteError> {
+        if node == self.inner.id {
+            if let Some(s) = self.inner.lock().served.get(&serve_id) {
+                s.inbox.stop(false);
+            }
+            return Ok(());
+        }
+        self.inner.stop_remote(node, serve_id, false).await
+    }
+
+    /// Live nodes (whose tokens this node sees), this one included, in id order.
+    pub fn nodes(&self) -> Vec<NodeId> {
+        let st = self.inner.lock();
+        let mut nodes: BTreeSet<NodeId> = st.nodes_up.iter().copied().filter(|n| !st.nodes_down.contains(n)).collect();
+        nodes.insert(self.inner.id);
+        nodes.into_iter().collect()
     }
 
     /// Stops serving `name` (the actor keeps running); its monitors get `NoProc`. Returns
@@ -482,6 +544,18 @@ impl Inner {
         timeout: Duration,
     ) -> Result<R, RemoteError> {
         let payload = wire::encode_payload(req).map_err(|_| RemoteError::Decode)?;
+        let bytes = self.request(node, |req| Frame::Ask { to, req, payload: &payload }, timeout).await?;
+        wire::decode_payload(&bytes).map_err(|_| RemoteError::Decode)
+    }
+
+    /// Sends the frame `make(request number)` and waits for its `Answer` (at most `timeout`,
+    /// sending included).
+    async fn request<'f>(
+        &self,
+        node: NodeId,
+        make: impl FnOnce(u64) -> Frame<'f>,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, RemoteError> {
         let id = self.next_id();
         let (tx, rx) = oneshot::channel();
         self.lock().asks.insert(id, PendingAsk { node, tx });
@@ -494,18 +568,86 @@ impl Inner {
             }
         }
         let _forget = Forget(self, id);
-        let sent = weft::time::timeout(timeout, self.send(node, Frame::Ask { to, req: id, payload: &payload })).await;
-        match sent {
-            Err(_) => return Err(RemoteError::Timeout),
-            Ok(Err(e)) => return Err(e),
-            Ok(Ok(())) => {}
+        let answer = weft::time::timeout(timeout, async {
+            self.send(node, make(id)).await?;
+            rx.await.map_err(|_| RemoteError::NodeDown)?
+        });
+        answer.await.unwrap_or(Err(RemoteError::Timeout))
+    }
+
+    /// Serves `inbox` under `name`; returns its serve id.
+    async fn serve_inbox(
+        self: &Arc<Self>,
+        name: &str,
+        inbox: Arc<dyn Inbox>,
+        tag: u64,
+        takeover: bool,
+    ) -> Result<u64, RegisterError> {
+        if !valid_name(name) {
+            return Err(RegisterError::BadName);
         }
-        let bytes = match weft::time::timeout(timeout, rx).await {
-            Err(_) => return Err(RemoteError::Timeout),
-            Ok(Err(_)) => return Err(RemoteError::NodeDown),
-            Ok(Ok(r)) => r?,
-        };
+        if !takeover {
+            if let Some(((node, _), _)) = self.resolve(name) {
+                return Err(RegisterError::Taken(node));
+            }
+            if let Ok(Some(((node, _), _))) = self.query_name(name).await {
+                return Err(RegisterError::Taken(node));
+            }
+        }
+        let serve_id = self.next_id();
+        let key = format!("{NAMES}/{name}/{}/{serve_id}/{tag:016x}", self.id);
+        let token = self.session.liveliness().declare_token(key).await.map_err(|e| RegisterError::Transport(e.to_string()))?;
+        let stopped = inbox.stopped();
+        {
+            let mut st = self.lock();
+            if st.served.values().any(|s| s.name == name) {
+                return Err(RegisterError::Taken(self.id));
+            }
+            st.served.insert(serve_id, Served { name: name.to_string(), inbox, watchers: Vec::new(), _token: token });
+            st.names.entry(name.to_string()).or_default().insert((self.id, serve_id), tag);
+        }
+        let weak = Arc::downgrade(self);
+        weft::spawn(async move {
+            let reason = stopped.await;
+            if let Some(inner) = weak.upgrade() {
+                inner.unserve_id(serve_id, reason).await;
+            }
+        });
+        Ok(serve_id)
+    }
+
+    /// Runs factory `factory` here and serves the actor under `name`.
+    async fn spawn_here(self: &Arc<Self>, factory: &str, name: &str, args: &[u8], takeover: bool) -> Result<u64, RemoteError> {
+        let f = self.lock().factories.get(factory).cloned();
+        let f = f.ok_or_else(|| RemoteError::Refused(format!("no factory {factory:?} on node {}", self.id)))?;
+        let (inbox, tag) = f(args).map_err(|_| RemoteError::Refused(format!("arguments for {factory:?} do not decode")))?;
+        let stop = inbox.clone();
+        self.serve_inbox(name, inbox, tag, takeover).await.map_err(|e| {
+            // Not served: the new actor must not linger.
+            stop.stop(true);
+            RemoteError::Refused(e.to_string())
+        })
+    }
+
+    async fn spawn_raw(
+        self: &Arc<Self>,
+        node: NodeId,
+        factory: &str,
+        name: &str,
+        args: &[u8],
+        takeover: bool,
+        timeout: Duration,
+    ) -> Result<u64, RemoteError> {
+        if node == self.id {
+            return self.spawn_here(factory, name, args, takeover).await;
+        }
+        let bytes =
+            self.request(node, |req| Frame::Spawn { req, factory, name, args, takeover }, timeout).await?;
         wire::decode_payload(&bytes).map_err(|_| RemoteError::Decode)
+    }
+
+    pub(crate) async fn stop_remote(&self, node: NodeId, to: u64, kill: bool) -> Result<(), RemoteError> {
+        self.send(node, Frame::Stop { to, kill }).await
     }
 
     fn monitor(self: &Arc<Self>, node: NodeId, serve_id: u64, name: &str) -> RemoteMonitor {
@@ -589,6 +731,7 @@ impl Inner {
     fn node_down(&self, node: NodeId) {
         let (asks, monitors) = {
             let mut st = self.lock();
+            st.nodes_up.remove(&node);
             if !st.nodes_down.insert(node) {
                 return;
             }
@@ -667,6 +810,7 @@ impl Inner {
                     Outcome::NoReply => Err(RemoteError::NoReply),
                     Outcome::BadRequest => Err(RemoteError::Decode),
                     Outcome::Overloaded => Err(RemoteError::Overloaded),
+                    Outcome::Refused(why) => Err(RemoteError::Refused(why.to_string())),
                 });
             }
             Frame::Monitor { to, monitor } => {
@@ -684,6 +828,27 @@ impl Inner {
                         });
                     }
                 }
+            }
+            Frame::Stop { to, kill } => match self.lock().served.get(&to) {
+                Some(s) => s.inbox.stop(kill),
+                None => bump(&self.counters.unknown_actor),
+            },
+            Frame::Spawn { req, factory, name, args, takeover } => {
+                let (factory, name, args) = (factory.to_string(), name.to_string(), args.to_vec());
+                let inner = self.clone();
+                weft::spawn(async move {
+                    let result = inner.spawn_here(&factory, &name, &args, takeover).await;
+                    let serve_id;
+                    let outcome = match &result {
+                        Ok(id) => {
+                            serve_id = wire::encode_payload(id).expect("a u64 encodes");
+                            Outcome::Answer(&serve_id)
+                        }
+                        Err(RemoteError::Refused(why)) => Outcome::Refused(why),
+                        Err(_) => Outcome::Refused("spawn failed"),
+                    };
+                    let _ = inner.send(from, Frame::Answer { req, outcome }).await;
+                });
             }
             Frame::Demonitor { monitor } => {
                 for s in self.lock().served.values_mut() {

@@ -33,6 +33,8 @@ pub enum RemoteError {
     Overloaded,
     /// The message is over the node's `max_message_bytes`.
     TooLarge,
+    /// The node refused a spawn (unknown factory, arguments of another type, name taken).
+    Refused(String),
     /// This node is shut down, or Zenoh refused the send (its message).
     Transport(String),
 }
@@ -47,6 +49,7 @@ impl std::fmt::Display for RemoteError {
             RemoteError::Decode => f.write_str("message or answer does not decode as the agreed type"),
             RemoteError::Overloaded => f.write_str("the actor's inbox is full"),
             RemoteError::TooLarge => f.write_str("message over the size limit"),
+            RemoteError::Refused(e) => write!(f, "refused: {e}"),
             RemoteError::Transport(e) => write!(f, "transport: {e}"),
         }
     }
@@ -137,6 +140,20 @@ impl<A: RemoteActor> RemoteRef<A> {
             return actor.tell(A::from_tell(msg)).await.map_err(|_| RemoteError::NotFound);
         }
         self.inner()?.tell(self.target, self.serve_id, &msg).await
+    }
+
+    /// Asks the actor to stop (reason `Shutdown`), or aborts it (`kill`: reason `Killed`).
+    /// Fire and forget, like a tell.
+    pub async fn stop(&self, kill: bool) -> Result<(), RemoteError> {
+        if let Some(actor) = &self.local {
+            if kill {
+                actor.kill()
+            } else {
+                actor.stop()
+            }
+            return Ok(());
+        }
+        self.inner()?.stop_remote(self.target, self.serve_id, kill).await
     }
 
     /// Asks and waits at most `timeout` for the answer.

@@ -41,6 +41,8 @@ pub(crate) trait Inbox: Send + Sync {
     fn ask(&self, payload: &[u8]) -> Result<AnswerFuture, Refused>;
     /// Resolves when the actor has stopped, with the reason.
     fn stopped(&self) -> Pin<Box<dyn Future<Output = Reason> + Send>>;
+    /// `ActorRef::stop`, or `kill`.
+    fn stop(&self, kill: bool);
     /// The `ActorRef<A>` (for lookups on the serving node itself).
     fn local(&self) -> &(dyn Any + Send + Sync);
 }
@@ -121,6 +123,14 @@ impl<A: RemoteActor> Inbox for Typed<A> {
     fn stopped(&self) -> Pin<Box<dyn Future<Output = Reason> + Send>> {
         let actor = self.actor.clone();
         Box::pin(async move { reason_of(actor.wait_stopped().await) })
+    }
+
+    fn stop(&self, kill: bool) {
+        if kill {
+            self.actor.kill()
+        } else {
+            self.actor.stop()
+        }
     }
 
     fn local(&self) -> &(dyn Any + Send + Sync) {

@@ -63,6 +63,12 @@ pub enum Frame<'a> {
     Monitor { to: u64, monitor: u64 },
     Demonitor { monitor: u64 },
     Down { monitor: u64, reason: Reason },
+    /// Stops a served actor (`kill`: aborts it, reason `Killed`; else reason `Shutdown`).
+    Stop { to: u64, kill: bool },
+    /// Spawns an actor from the receiving node's factory `factory` with encoded `args` and
+    /// serves it under `name`; answered like an ask (the answer: the encoded serve id).
+    /// `takeover`: serve even if the name is registered elsewhere (a supervisor's restart).
+    Spawn { req: u64, factory: &'a str, name: &'a str, args: &'a [u8], takeover: bool },
 }
 
 /// How a remote ask ended on the answering node.
@@ -77,6 +83,8 @@ pub enum Outcome<'a> {
     BadRequest,
     /// The actor's inbox there was full (the request was dropped).
     Overloaded,
+    /// A spawn refused (unknown factory, name taken, …), with why.
+    Refused(&'a str),
 }
 
 /// Why a monitored remote actor is gone (the `ExitReason` of weft-actor, made portable, plus
@@ -160,6 +168,9 @@ mod tests {
             Frame::Demonitor { monitor: 2 },
             Frame::Down { monitor: 2, reason: Reason::Panic("boom".into()) },
             Frame::Down { monitor: 2, reason: Reason::NoConnection },
+            Frame::Stop { to: 4, kill: true },
+            Frame::Spawn { req: 8, factory: "counter", name: "c-1", args: b"\x01", takeover: false },
+            Frame::Answer { req: 8, outcome: Outcome::Refused("name taken") },
         ]
     }
 

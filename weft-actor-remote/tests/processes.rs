@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use common::{endpoint, lookup, node, STEP};
 use weft_actor_remote::demo::{Answer, Cmd, Query};
-use weft_actor_remote::{NodeId, Reason, RemoteError};
+use weft_actor_remote::{
+    NodeId, Reason, RemoteChild, RemoteError, RemoteSupervisorEvent as Ev, RemoteSupervisorSpec, Strategy,
+};
 
 /// A child node, killed (SIGKILL) on drop.
 struct Proc {
@@ -128,4 +130,62 @@ async fn a_silent_node_is_declared_down_within_its_lease_and_heals() {
     assert_eq!(again, Answer::State { total: 41, count: 1, in_order: true, blobs: 0 });
     assert_eq!(lookup(&c, "gamma").await.serve_id(), gamma.serve_id());
     drop(a);
+}
+
+/// A supervisor on this node (S) places a child on node B; the child's panic restarts it on B;
+/// B's SIGKILL restarts it on A, the next node of its placement, and its name then resolves
+/// to the new incarnation there.
+#[weft::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_supervisor_restarts_a_child_of_a_killed_node_elsewhere() {
+    let (ep_a, ep_b) = (endpoint(), endpoint());
+    let a = spawn_node("a", &ep_a, &[], &[]);
+    let mut b = spawn_node("b", &ep_b, &[&ep_a], &[]);
+    let s = node("s", &endpoint(), &[&ep_a, &ep_b]).await;
+    common::eventually("S sees A and B", || async {
+        let n = s.nodes();
+        (n.contains(&a.id) && n.contains(&b.id)).then_some(())
+    })
+    .await;
+    let spec = RemoteSupervisorSpec::new(Strategy::OneForOne)
+        .intensity(3, Duration::from_secs(30))
+        .child(RemoteChild::new("worker", "counter", &()).on(&[b.id, a.id]));
+    let mut sup = s.supervise(spec);
+    let Ev::Started { node, serve_id: first, .. } = next(&mut sup).await else { panic!("expected Started") };
+    assert_eq!(node, b.id);
+    let worker = lookup(&s, "worker").await;
+    assert_eq!((worker.node_id(), worker.serve_id()), (b.id, first));
+
+    worker.tell(Cmd::Panic("child fault".into())).await.unwrap();
+    assert_eq!(next(&mut sup).await, Ev::Exited { child: "worker".into(), node: b.id, reason: Reason::Panic("child fault".into()) });
+    let Ev::Restarted { node, serve_id: second, .. } = next(&mut sup).await else { panic!("expected Restarted") };
+    assert_eq!(node, b.id, "a panic restarts the child on its own node");
+    assert_ne!(second, first);
+
+    b.child.kill().unwrap();
+    assert_eq!(next(&mut sup).await, Ev::Exited { child: "worker".into(), node: b.id, reason: Reason::NoConnection });
+    let Ev::Restarted { node, serve_id: third, .. } = next(&mut sup).await else { panic!("expected Restarted") };
+    assert_eq!(node, a.id, "B is gone: the next node of the placement");
+    let worker = common::eventually("worker resolves to A", || async {
+        s.lookup::<weft_actor_remote::demo::Counter>("worker").await.ok().filter(|w| w.node_id() == a.id)
+    })
+    .await;
+    assert_eq!(worker.serve_id(), third);
+    worker.tell(Cmd::Add { seq: 0, n: 9 }).await.unwrap();
+    assert!(matches!(worker.ask(Query::Get, STEP).await, Ok(Answer::State { total: 9, .. })));
+
+    // Restarts so far: 2 of 3 allowed in the period. One more is allowed; the next escalates,
+    // which stops the child.
+    for expect_escalation in [false, true] {
+        let w = lookup(&s, "worker").await;
+        w.tell(Cmd::Panic("again".into())).await.unwrap();
+        assert!(matches!(next(&mut sup).await, Ev::Exited { .. }));
+        let ev = next(&mut sup).await;
+        assert_eq!(matches!(ev, Ev::Escalated), expect_escalation, "{ev:?}");
+    }
+    assert_eq!(sup.wait().await, weft_actor_remote::SupervisorExit::Escalated);
+    drop(a);
+}
+
+async fn next(sup: &mut weft_actor_remote::RemoteSupervisor) -> Ev {
+    weft::time::timeout(STEP, sup.next_event()).await.expect("no supervisor event in time").expect("supervisor ended")
 }

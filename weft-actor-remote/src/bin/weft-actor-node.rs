@@ -4,7 +4,8 @@
 //!     weft-actor-node --name a --listen tcp/127.0.0.1:7447 --serve counter-a
 //!     weft-actor-node --name b --connect tcp/127.0.0.1:7447 --serve counter-b
 //!
-//! Prints `ready NODE_ID` once it has joined and serves, then one line per event it
+//! Registers the factory `counter` (arguments `()`), so supervisors elsewhere can place
+//! counters here. Prints `ready NODE_ID` once it has joined and serves, then one line per event it
 //! sees (`down NODE_ID`, `up NODE_ID` when a cut-off node is back); runs until killed, or until stdin closes with `--exit-on-eof`.
 
 use std::time::Duration;
@@ -46,6 +47,8 @@ async fn main() {
         eprintln!("weft-actor-node: {e}");
         std::process::exit(1)
     });
+    // Other nodes may spawn counters here (remote supervisors, `spawn_on`).
+    node.register_factory("counter", |(): ()| Counter::new());
     for name in &serve {
         if let Err(e) = node.serve(name, weft_actor::spawn(Counter::new())).await {
             eprintln!("weft-actor-node: serving {name}: {e}");
