@@ -10,9 +10,9 @@ use clap::{Parser, Subcommand};
 
 use crate::framework::{idle_conns, measure};
 use crate::{
-    actors, agents, axum_ab, baseline, data_ab, block_in_place, blocking_resilience, console, console_demo, fs_bench, fuzz,
-    http_hello, lateness, memory_burst, memory_per_task, micro, report, search, serve_ollama, smoke, soak, sweep,
-    tcp_echo, tune,
+    actors, actors_remote, agents, axum_ab, baseline, block_in_place, blocking_resilience, console, console_demo,
+    data_ab, fs_bench, fuzz, http_hello, lateness, memory_burst, memory_per_task, micro, report, search, serve_ollama,
+    smoke, soak, sweep, tcp_echo, tune,
 };
 
 #[derive(Parser, Debug)]
@@ -76,6 +76,9 @@ enum Command {
     ServeOllama(serve_ollama::Args),
     /// Actor classics: weft-actor against kameo, ractor, actix and plain tokio tasks.
     Actors(actors::Args),
+    /// Actors across two processes: weft-actor-remote against raw Zenoh (tell, ask, lookup,
+    /// failure detection).
+    ActorsRemote(actors_remote::Args),
     /// Search Claude Code transcripts (QUERY), generate a corpus (gen-corpus), or bench engines (bench).
     Search(search::Args),
     /// Live terminal view of a weft program's metrics endpoint (`weft::metrics::serve`).
@@ -135,6 +138,7 @@ pub fn main() -> ExitCode {
         Some(Command::Agents(a)) => agents::run(a),
         Some(Command::ServeOllama(a)) => serve_ollama::run(a),
         Some(Command::Actors(a)) => actors::run(a),
+        Some(Command::ActorsRemote(a)) => actors_remote::run(a),
         Some(Command::Search(a)) => search::run(a),
         Some(Command::Console(a)) => console::run(a),
         Some(Command::ConsoleDemo(a)) => console_demo::run(a),
@@ -200,7 +204,7 @@ mod tests {
     #[test]
     fn every_subcommand_has_its_folder_and_every_folder_is_a_subcommand() {
         let commands = subcommands();
-        assert_eq!(commands.len(), 24, "public subcommands: {commands:?}");
+        assert_eq!(commands.len(), 25, "public subcommands: {commands:?}");
         let folders = study_folders();
         for c in &commands {
             assert!(

@@ -40,6 +40,7 @@
 //! - [`agents`]: the multi-agent LLM study against the embedded Ollama simulator.
 //! - [`serve_ollama`]: that simulator standalone, or its capacity measured.
 //! - [`actors`]: weft-actor against kameo, ractor, actix and plain tasks.
+//! - [`actors_remote`]: actors across two processes, weft-actor-remote against raw Zenoh.
 //! - [`search`]: the Claude Code session search, its corpus generator and engine bench.
 //! - [`console`]: a live terminal view of a program's metrics endpoint.
 //! - [`console_demo`]: a weft program to watch with `console`.
@@ -55,15 +56,16 @@
 #![allow(clippy::manual_async_fn)]
 
 pub mod actors;
+pub mod actors_remote;
 pub mod agents;
 pub mod axum_ab;
-pub mod data_ab;
 pub mod baseline;
 pub mod block_in_place;
 pub mod blocking_resilience;
 pub mod cli;
 pub mod console;
 pub mod console_demo;
+pub mod data_ab;
 pub mod framework;
 pub mod fs_bench;
 pub mod fuzz;

@@ -16,15 +16,16 @@ pub enum Cmd {
     Stop,
     /// Panics with this message.
     Panic(String),
-    /// Carries bytes and does nothing else (throughput runs).
-    Blob(Vec<u8>),
+    /// Carries bytes and does nothing else (throughput runs). Bytes as one string, not a
+    /// sequence of `u8` (serde's default: one call per byte).
+    Blob(#[serde(with = "serde_bytes")] Vec<u8>),
 }
 
 /// What it is asked.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Query {
     Get,
-    Echo(Vec<u8>),
+    Echo(#[serde(with = "serde_bytes")] Vec<u8>),
     /// Never answers (drops the reply).
     Ignore,
 }
@@ -32,7 +33,7 @@ pub enum Query {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Answer {
     State { total: u64, count: u64, in_order: bool, blobs: u64 },
-    Echo(Vec<u8>),
+    Echo(#[serde(with = "serde_bytes")] Vec<u8>),
 }
 
 pub enum Msg {

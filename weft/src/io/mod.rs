@@ -39,6 +39,6 @@ pub use std::io::{Error, ErrorKind, Result};
 #[cfg(feature = "tokio-traits")]
 pub use tokio::io::{
     copy_bidirectional, copy_bidirectional_with_sizes, join, simplex, split, AsyncBufRead, AsyncBufReadExt, AsyncRead,
-    AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Join, Lines,
-    ReadBuf, ReadHalf, SeekFrom, SimplexStream, Split, Take, WriteHalf,
+    AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, Join,
+    Lines, ReadBuf, ReadHalf, SeekFrom, SimplexStream, Split, Take, WriteHalf,
 };

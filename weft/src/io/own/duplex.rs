@@ -6,9 +6,9 @@
 //! drained what was written, and the peer's writes fail with `BrokenPipe`. A simplex's own
 //! `poll_shutdown` gives the first half; `close_read` (here) gives the second.
 
+use crate::loom::sync::{Arc, Mutex, MutexGuard};
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
 use super::{AsyncRead, AsyncWrite, ReadBuf, SimplexStream};

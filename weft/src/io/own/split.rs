@@ -9,10 +9,11 @@
 //! preferred; this is the generic fallback.
 
 use super::{AsyncRead, AsyncWrite, ReadBuf};
+use crate::loom::sync::{Arc, Mutex};
 use std::fmt;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::PoisonError;
 use std::task::{Context, Poll};
 
 struct Shared<T> {

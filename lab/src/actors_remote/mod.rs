@@ -1,0 +1,237 @@
+//! `actors-remote`: actors across processes, measured. Two processes on loopback — a server
+//! and a driver, both `lab/services/actors-remote` (built on first use: Zenoh stays out of the
+//! lab's own build) — for each system: **weft-actor-remote**, and **raw Zenoh** (a subscriber,
+//! queryables and a liveliness token: the floor under weft-actor-remote, which rides it).
+//!
+//! Workloads, each a fresh driver process against the round's server: remote tell throughput
+//! with 16 B and 1 KiB messages (the receiver counts every one before the clock stops), ask
+//! round trips at 1 and 64 outstanding (p50/p99), 10,000 lookups of a name, and the time from
+//! the server's SIGKILL to the driver's notice (a monitor; raw Zenoh: its liveliness
+//! subscriber). CPU per operation is both processes' user + system time over the workload.
+//! Systems alternate round by round; ratios are weft ÷ zenoh over same-round pairs.
+//!
+//! Not measured yet (say so rather than pretend): kameo's `remote` feature and ractor_cluster,
+//! the peers issue #42 names.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdout, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::framework::{services, stats};
+
+const SYSTEMS: [&str; 2] = ["weft", "zenoh"];
+
+/// `weft-lab actors-remote`'s flags.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Interleaved rounds (each system once per round, fresh processes).
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
+    /// Messages per tell run (the 1 KiB run sends a quarter).
+    #[arg(long, default_value_t = 200_000)]
+    pub tells: u64,
+    /// Asks per ask run.
+    #[arg(long, default_value_t = 5_000)]
+    pub asks: u64,
+    /// Lookups per lookup run.
+    #[arg(long, default_value_t = 10_000)]
+    pub lookups: u64,
+    /// Where the service builds go.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/actors-remote"))]
+    pub target_dir: PathBuf,
+    /// Build unoptimised (CI's smoke run; its numbers mean nothing).
+    #[arg(long)]
+    pub debug_services: bool,
+    /// Writes OUT/results.json and OUT/report.md.
+    #[arg(long, default_value = "lab-results/actors-remote")]
+    pub out: PathBuf,
+}
+
+/// One driver run's result (its JSON line), plus the server's CPU over it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+struct Run {
+    system: String,
+    workload: String,
+    ops: u64,
+    secs: f64,
+    per_s: f64,
+    p50_us: f64,
+    p99_us: f64,
+    driver_cpu_s: f64,
+    #[serde(default)]
+    server_cpu_s: f64,
+}
+
+/// A child killed on drop.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_endpoint() -> Result<String, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    Ok(format!("tcp/127.0.0.1:{}", l.local_addr().map_err(|e| e.to_string())?.port()))
+}
+
+fn cpu_of(pid: u32) -> Result<f64, String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| e.to_string())?;
+    let rest = text.rsplit_once(')').map(|(_, r)| r).ok_or("malformed stat")?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).ok_or("malformed stat");
+    // SAFETY: sysconf takes an integer name, touches no memory and cannot fail here.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Ok((ticks(11)? + ticks(12)?) as f64 / hz)
+}
+
+/// Starts a process and waits for the line `expect` on its stdout (returning the reader).
+fn start(exe: &PathBuf, args: &[&str], expect: &str) -> Result<(Proc, BufReader<ChildStdout>), String> {
+    let mut child = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("starting {}: {e}", exe.display()))?;
+    let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    let proc = Proc(child);
+    let mut line = String::new();
+    out.read_line(&mut line).map_err(|e| e.to_string())?;
+    if line.trim() != expect {
+        return Err(format!("{} {args:?}: expected {expect:?}, got {line:?}", exe.display()));
+    }
+    Ok((proc, out))
+}
+
+fn drive(exe: &PathBuf, system: &str, ep: &str, workload: &str, n: u64, server: u32) -> Result<Run, String> {
+    let cpu0 = cpu_of(server)?;
+    let n = n.to_string();
+    let out = Command::new(exe)
+        .args(["drive", "--system", system, "--connect", ep, "--workload", workload, "--n", &n])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!("{system} {workload} driver failed ({}): {text}", out.status));
+    }
+    let mut run: Run = serde_json::from_str(text.lines().last().unwrap_or(""))
+        .map_err(|e| format!("{system} {workload}: {e}: {text}"))?;
+    run.server_cpu_s = cpu_of(server)? - cpu0;
+    Ok(run)
+}
+
+/// SIGKILL of the server to the driver's notice.
+fn detection(exe: &PathBuf, system: &str, ep: &str, mut server: Proc) -> Result<Duration, String> {
+    let (_watcher, mut out) =
+        start(exe, &["drive", "--system", system, "--connect", ep, "--workload", "watch"], "watching")?;
+    let killed = Instant::now();
+    server.0.kill().map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    out.read_line(&mut line).map_err(|e| e.to_string())?;
+    let took = killed.elapsed();
+    if !line.starts_with("down") {
+        return Err(format!("{system}: the watcher printed {line:?}, not a down notice"));
+    }
+    Ok(took)
+}
+
+#[derive(Serialize)]
+struct Results {
+    rounds: Vec<Vec<Run>>,
+    detection_ms: Vec<(String, f64)>,
+}
+
+fn median_of(runs: &[&Run], f: fn(&Run) -> f64) -> f64 {
+    stats::median(&runs.iter().map(|r| f(r)).collect::<Vec<_>>())
+}
+
+fn report(res: &Results, args: &Args) -> String {
+    let mut md = format!(
+        "## actors-remote — two processes on loopback, {} interleaved rounds\n\n\
+         weft = weft-actor-remote (a served `demo::Counter`, tells of `Blob`s, asks of `Echo(16 B)`, `Node::lookup`, a monitor); zenoh = raw Zenoh 1.10.2 on weft (put to a counting subscriber, get on an echo queryable, liveliness get, a liveliness subscriber). CPU/op: driver + server user+system time. Ratios weft ÷ zenoh, median of same-round pairs [95% CI]. kameo (remote) and ractor_cluster: not measured yet.\n\n\
+         | workload | system | ops/s | p50 µs | p99 µs | CPU µs/op |\n|---|---|---:|---:|---:|---:|\n",
+        args.rounds
+    );
+    let all: Vec<&Run> = res.rounds.iter().flatten().collect();
+    let mut ratio_lines = String::new();
+    for w in ["tell16", "tell1k", "ask1", "ask64", "lookup"] {
+        let mut per_sys = Vec::new();
+        for sys in SYSTEMS {
+            let runs: Vec<&Run> = all.iter().copied().filter(|r| r.workload == w && r.system == sys).collect();
+            let cpu = |r: &Run| (r.driver_cpu_s + r.server_cpu_s) * 1e6 / r.ops.max(1) as f64;
+            md += &format!(
+                "| {w} | {sys} | {:.0} | {:.0} | {:.0} | {:.1} |\n",
+                median_of(&runs, |r| r.per_s),
+                median_of(&runs, |r| r.p50_us),
+                median_of(&runs, |r| r.p99_us),
+                median_of(&runs, cpu)
+            );
+            per_sys.push(runs.iter().map(|r| (r.per_s, r.p50_us, cpu(r))).collect::<Vec<_>>());
+        }
+        let (weft, zenoh) = (&per_sys[0], &per_sys[1]);
+        let col = |i: usize| -> (Vec<f64>, Vec<f64>) {
+            let pick = |v: &[(f64, f64, f64)]| v.iter().map(|t| [t.0, t.1, t.2][i]).collect();
+            (pick(weft), pick(zenoh))
+        };
+        let cell = |i: usize| {
+            let (a, b) = col(i);
+            let r = stats::paired_ratio(&a, &b, i as u64 + 1);
+            format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
+        };
+        ratio_lines += &format!("- {w}: ops/s {}, p50 {}, CPU/op {}\n", cell(0), cell(1), cell(2));
+    }
+    md += "\nweft ÷ zenoh:\n\n";
+    md += &ratio_lines;
+    md += "\nSIGKILL of the server → the driver's notice (median, ms):";
+    for sys in SYSTEMS {
+        let v: Vec<f64> = res.detection_ms.iter().filter(|(s, _)| s == sys).map(|(_, ms)| *ms).collect();
+        md += &format!(" {sys} {:.1};", stats::median(&v));
+    }
+    md += "\n";
+    md
+}
+
+/// `weft-lab actors-remote`.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let exe = services::build("actors-remote", "actors-remote-bench", &args.target_dir, args.debug_services)?;
+    let mut res = Results { rounds: Vec::new(), detection_ms: Vec::new() };
+    for round in 0..args.rounds.max(1) {
+        let mut runs = Vec::new();
+        for sys in SYSTEMS {
+            eprintln!("actors-remote: round {}/{}, {sys}", round + 1, args.rounds);
+            let ep = free_endpoint()?;
+            let (server, _out) = start(&exe, &["serve", "--system", sys, "--listen", &ep], "ready")?;
+            let pid = server.0.id();
+            for (w, n) in [
+                ("tell16", args.tells),
+                ("tell1k", args.tells / 4),
+                ("ask1", args.asks),
+                ("ask64", args.asks),
+                ("lookup", args.lookups),
+            ] {
+                runs.push(drive(&exe, sys, &ep, w, n, pid)?);
+            }
+            let took = detection(&exe, sys, &ep, server)?;
+            res.detection_ms.push((sys.to_string(), took.as_secs_f64() * 1e3));
+        }
+        res.rounds.push(runs);
+    }
+    let mut md = report(&res, &args);
+    if args.debug_services {
+        md.insert_str(0, "**Unoptimised builds (`--debug-services`): these numbers mean nothing.**\n\n");
+    }
+    print!("{md}");
+    std::fs::create_dir_all(&args.out).map_err(|e| e.to_string())?;
+    std::fs::write(args.out.join("report.md"), &md).map_err(|e| e.to_string())?;
+    std::fs::write(args.out.join("results.json"), serde_json::to_string_pretty(&res).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    println!("\nwrote {}/{{results.json,report.md}}", args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
