@@ -16,7 +16,11 @@ crate's build, on 127.0.0.1 only, from a fresh temporary directory, and always s
 that directory afterwards (also on an error, Ctrl-C or SIGTERM); its log is kept in the work dir
 (`services/`). `postgres`: PostgreSQL 15 (Debian's `postgresql` is installed when missing) on port
 5433 with the roles, authentication methods and extensions tokio-postgres's and
-deadpool-postgres's tests expect (see `POSTGRES_HBA` and `POSTGRES_SETUP` below).
+deadpool-postgres's tests expect (see `POSTGRES_HBA` and `POSTGRES_SETUP` in `services.py`).
+`rabbitmq`: RabbitMQ 3.10 (Debian's `rabbitmq-server`, installed when missing) with AMQP on
+127.0.0.1:5672 (lapin's tests' default `AMQP_ADDR`, user `guest`, vhost `/`), its config, Mnesia
+database, logs and Erlang cookie in the temporary directory, the Erlang distribution port (25672)
+and a private epmd (port 24369, stopped with the node) on loopback too.
 
     compat/ecosystem/run.py [--only tokio-util,axum] [--work DIR]
 """
@@ -42,13 +46,14 @@ FACADE = REPO / "compat" / "tokio"
 
 
 def crates():
-    """(name, version, features, services, env, patch_self) for each line of crates.txt."""
+    """(name, version, features, services, env, own) for each line of crates.txt; `own` holds
+    `patch` and/or `dev` for `patch=self` and `dev=self`."""
     for line in (HERE / "crates.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         name, version, features, *options = line.split()
-        services, env, patch_self = [], {}, False
+        services, env, own = [], {}, set()
         for option in options:
             key, _, value = option.partition("=")
             if key == "needs" and value:
@@ -56,14 +61,14 @@ def crates():
             elif key == "env" and "=" in value:
                 var, _, val = value.partition("=")
                 env[var] = val
-            elif key == "patch" and value == "self":
-                patch_self = True
+            elif key in ("patch", "dev") and value == "self":
+                own.add(key)
             else:
-                sys.exit(f"crates.txt: {name}: unknown option {option!r} (expected needs=SERVICE, env=NAME=VALUE or patch=self)")
+                sys.exit(f"crates.txt: {name}: unknown option {option!r} (expected needs=SERVICE, env=NAME=VALUE, patch=self or dev=self)")
         for service in services:
             if service not in SERVICES:
                 sys.exit(f"crates.txt: {name}: unknown service {service!r} (known: {', '.join(SERVICES)})")
-        yield name, version, features, services, env, patch_self
+        yield name, version, features, services, env, own
 
 
 def known():
@@ -96,7 +101,7 @@ def registry_source(name, version, work):
     sys.exit(f"{name} {version}: not in cargo's registry after `cargo fetch`")
 
 
-def prepare(name, version, work, patch_self=False):
+def prepare(name, version, work, own=()):
     dst = work / "src" / f"{name}-{version}"
     if dst.exists():
         shutil.rmtree(dst)
@@ -104,8 +109,12 @@ def prepare(name, version, work, patch_self=False):
     (dst / "Cargo.lock").unlink(missing_ok=True)
     manifest = dst / "Cargo.toml"
     text = manifest.read_text()
+    if "dev" in own:
+        # The crate's own repository lists the crate as its own dev-dependency (sea-orm: its
+        # lib's unit tests say `sea_orm::…`); the published manifest drops that path dependency.
+        text += f'\n[dev-dependencies.{name}]\npath = "."\n'
     text += f'\n[patch.crates-io]\ntokio = {{ path = "{FACADE}" }}\n'
-    if patch_self:
+    if "patch" in own:
         # A dev-dependency that depends on this crate from crates.io (actix-test on actix-web)
         # must see this very copy, as the crate's own workspace arranges with the same patch;
         # otherwise the graph has two copies of the crate and their types do not unify.
@@ -201,11 +210,11 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
     rows, unexplained = [], []
-    for name, version, features, services, crate_env, patch_self in crates():
+    for name, version, features, services, crate_env, own in crates():
         if only and name not in only:
             continue
         started = time.monotonic()
-        dst = prepare(name, version, work, patch_self)
+        dst = prepare(name, version, work, own)
         built, errors = build(dst, features, env)
         built_s = time.monotonic() - started
         totals = [0, 0, 0]

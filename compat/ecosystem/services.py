@@ -1,5 +1,6 @@
 """Services a crate's test suite connects to (`needs=` in crates.txt), started by the harness on
-loopback in a fresh temporary directory and always stopped: today PostgreSQL 15.
+loopback in a fresh temporary directory and always stopped: PostgreSQL 15 (`postgres`) and
+RabbitMQ 3.10 (`rabbitmq`).
 """
 
 import os
@@ -165,7 +166,155 @@ class Postgres:
             pass
 
 
-SERVICES = {"postgres": Postgres}
+RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
+RABBITMQ_PORT = 5672  # lapin's tests: AMQP_ADDR, else amqp://127.0.0.1:5672/%2f as guest/guest
+RABBITMQ_DIST_PORT = 25672  # Erlang distribution (rabbitmqctl talks to the node through it)
+RABBITMQ_EPMD_PORT = 24369  # a private epmd (our child, not a daemon), not a system one on 4369
+RABBITMQ_NODENAME = "weft-ecosystem@localhost"
+
+# rabbitmq.conf: the AMQP listener on IPv4 loopback only; `guest` (the default user, password
+# `guest`, vhost `/`) may log in from loopback only, RabbitMQ's default, said out loud.
+RABBITMQ_CONF = """\
+listeners.tcp.default = 127.0.0.1:{port}
+loopback_users.guest = true
+"""
+
+
+class RabbitMQ:
+    """A throwaway RabbitMQ node (Debian's `rabbitmq-server`): its config, Mnesia database, logs,
+    Erlang cookie and plugin list in a fresh temporary directory; AMQP on 127.0.0.1:5672, the
+    distribution port and a private epmd on loopback; no plugins."""
+
+    name = "rabbitmq"
+
+    def __init__(self, logdir, label):
+        self.logdir = logdir
+        self.label = label
+        self.dir = None
+        self.proc = None
+        self.epmd = None
+
+    @staticmethod
+    def install():
+        if (RABBITMQ_BIN / "rabbitmq-server").exists():
+            return
+        if os.geteuid() != 0:
+            sys.exit(f"rabbitmq: {RABBITMQ_BIN}/rabbitmq-server is missing and installing `rabbitmq-server` needs root")
+        print(f"rabbitmq: {RABBITMQ_BIN}/rabbitmq-server missing, installing Debian's rabbitmq-server", flush=True)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "rabbitmq-server"],
+                       check=True, env=env)
+        if not (RABBITMQ_BIN / "rabbitmq-server").exists():
+            sys.exit(f"rabbitmq: {RABBITMQ_BIN}/rabbitmq-server still missing after installing rabbitmq-server")
+
+    @property
+    def log(self):
+        return self.dir / "rabbitmq.log"
+
+    def env(self):
+        """The node's environment: every path inside the temporary directory (an empty
+        rabbitmq-env.conf stands in for /etc/rabbitmq's), the caller's RABBITMQ_*/ERL_* dropped."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))}
+        env.update(
+            HOME=str(self.dir / "home"),  # the Erlang cookie
+            RABBITMQ_CONF_ENV_FILE=str(self.dir / "rabbitmq-env.conf"),
+            RABBITMQ_CONFIG_FILE=str(self.dir / "rabbitmq.conf"),
+            RABBITMQ_ENABLED_PLUGINS_FILE=str(self.dir / "enabled_plugins"),
+            RABBITMQ_MNESIA_BASE=str(self.dir / "mnesia"),
+            RABBITMQ_LOG_BASE=str(self.dir / "log"),
+            RABBITMQ_LOGS="-",  # to stdout, which is self.log
+            RABBITMQ_PID_FILE=str(self.dir / "rabbitmq.pid"),
+            RABBITMQ_NODENAME=RABBITMQ_NODENAME,
+            RABBITMQ_NODE_IP_ADDRESS="127.0.0.1",
+            RABBITMQ_NODE_PORT=str(RABBITMQ_PORT),
+            RABBITMQ_DIST_PORT=str(RABBITMQ_DIST_PORT),
+            RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}",
+            ERL_EPMD_ADDRESS="127.0.0.1",
+            ERL_EPMD_PORT=str(RABBITMQ_EPMD_PORT),
+        )
+        return env
+
+    def ctl(self, *args, timeout=60):
+        return subprocess.run([RABBITMQ_BIN / "rabbitmqctl", *args], env=self.env(), cwd=self.dir, check=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+
+    def start(self):
+        self.install()
+        for port in (RABBITMQ_PORT, RABBITMQ_DIST_PORT, RABBITMQ_EPMD_PORT):
+            if port_in_use(port):
+                sys.exit(
+                    f"rabbitmq: 127.0.0.1:{port} is already in use (a node or epmd left by a killed run? "
+                    f"see `ls -d {tempfile.gettempdir()}/weft-ecosystem-rabbitmq-*`)"
+                )
+        self.dir = Path(tempfile.mkdtemp(prefix="weft-ecosystem-rabbitmq-"))
+        (self.dir / "home").mkdir()
+        (self.dir / "rabbitmq-env.conf").write_text("")
+        (self.dir / "rabbitmq.conf").write_text(RABBITMQ_CONF.format(port=RABBITMQ_PORT))
+        (self.dir / "enabled_plugins").write_text("[].\n")
+        try:
+            self.launch(time.monotonic() + 120)
+        except BaseException:
+            log = self.log.read_text(errors="replace") if self.log.exists() else "(no log)"
+            print(f"rabbitmq: the node did not start; the end of its log:\n{log[-3000:]}", file=sys.stderr, flush=True)
+            raise
+        print(f"rabbitmq: started on 127.0.0.1:{RABBITMQ_PORT} in {self.dir}", flush=True)
+
+    def launch(self, deadline):
+        """epmd, then the node, each in a new session (as for PostgreSQL: Ctrl-C reaches the
+        harness, which stops them in order); waits until the AMQP port answers (the listener
+        opens last in the boot), then for `rabbitmqctl await_startup`, the node's own word.
+        epmd runs in the foreground as our child: the node would otherwise start one as a
+        daemon that outlives it (and, under a PID 1 that does not reap, lingers as a zombie)."""
+        with open(self.log, "wb") as log:
+            spawn = dict(env=self.env(), cwd=self.dir, stdin=subprocess.DEVNULL, stdout=log,
+                         stderr=subprocess.STDOUT, start_new_session=True)
+            self.epmd = subprocess.Popen(["epmd"], **spawn)
+            self.wait_port(RABBITMQ_EPMD_PORT, self.epmd, "epmd", deadline)
+            self.proc = subprocess.Popen([RABBITMQ_BIN / "rabbitmq-server"], **spawn)
+        self.wait_port(RABBITMQ_PORT, self.proc, "rabbitmq-server", deadline)
+        self.ctl("await_startup", "--timeout", "60", timeout=90)
+
+    @staticmethod
+    def wait_port(port, proc, what, deadline):
+        while not port_in_use(port):
+            if proc.poll() is not None:
+                raise RuntimeError(f"{what} exited with {proc.returncode}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"rabbitmq: {what} not listening on 127.0.0.1:{port} after 120 s")
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.dir is None:
+            return
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                try:
+                    self.ctl("stop", timeout=60)
+                    self.proc.wait(timeout=60)
+                except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                    self.proc.wait()
+            if self.epmd is not None and self.epmd.poll() is None:
+                self.epmd.terminate()
+                try:
+                    self.epmd.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.epmd.kill()
+                    self.epmd.wait()
+        finally:
+            try:
+                if self.log.exists():
+                    self.logdir.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(self.log, self.logdir / f"rabbitmq-{self.label}.log")
+            finally:
+                shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+            self.proc = None
+            self.epmd = None
+
+
+SERVICES = {"postgres": Postgres, "rabbitmq": RabbitMQ}
 RUNNING = []  # started services, stopped by main's finally or, failing that, at exit
 
 
