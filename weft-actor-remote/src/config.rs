@@ -23,9 +23,11 @@ pub struct NodeConfig {
     pub lease: Duration,
     /// Frames over this size are dropped and counted, never decoded.
     pub max_message_bytes: usize,
-    /// Messages a served actor's inbox holds while its mailbox is full; beyond it, tells are
-    /// dropped (counted) and asks answered `Overloaded`.
-    pub inbox_capacity: usize,
+    /// Bytes of remote messages this node may hold for actors whose mailboxes are full (the
+    /// overflow queues, all actors together). Below it nothing is dropped, as in Erlang; past it
+    /// tells are dropped (counted) and asks answered `Overloaded`, so a flood cannot take the
+    /// node's memory.
+    pub max_queued_bytes: usize,
     /// Zenoh user/password authentication (`usrpwd`), both sides needing the same dictionary.
     pub auth: Option<Auth>,
     /// Extra Zenoh settings, as `(path, json5 value)` pairs applied last (e.g. TLS files).
@@ -51,7 +53,7 @@ impl NodeConfig {
             multicast: false,
             lease: Duration::from_secs(3),
             max_message_bytes: 1 << 20,
-            inbox_capacity: 1024,
+            max_queued_bytes: 256 << 20,
             auth: None,
             zenoh: Vec::new(),
         }

@@ -69,7 +69,7 @@ pub struct NodeMetrics {
     pub bad_payload: u64,
     /// Tells for an actor not served here (stopped, unserved, or never).
     pub unknown_actor: u64,
-    /// Tells dropped because the actor's mailbox and overflow queue were full.
+    /// Tells dropped because the node's overflow budget (`max_queued_bytes`) was spent.
     pub dropped_full: u64,
     /// Tells this node could not send: the target node was known down.
     pub dropped_node_down: u64,
@@ -143,6 +143,8 @@ pub(crate) struct Inner {
     state: Mutex<State>,
     next: AtomicU64,
     counters: Counters,
+    /// Bytes in the served actors' overflow queues (`served.rs`).
+    queued: Arc<std::sync::atomic::AtomicUsize>,
     _node_token: LivelinessToken,
 }
 
@@ -204,6 +206,7 @@ impl Node {
             state: Mutex::new(State::default()),
             next: AtomicU64::new(1),
             counters: Counters::default(),
+            queued: Arc::default(),
             _node_token: node_token,
         });
         let weak = Arc::downgrade(&inner);
@@ -298,7 +301,7 @@ impl Node {
     /// a live node already serves the name (two nodes registering at the same instant may both
     /// succeed; every node then resolves the name to the lower node id).
     pub async fn serve<A: RemoteActor>(&self, name: &str, actor: ActorRef<A>) -> Result<(), RegisterError> {
-        let inbox: Arc<dyn Inbox> = Arc::new(Typed::new(actor, self.inner.config.inbox_capacity));
+        let inbox: Arc<dyn Inbox> = Arc::new(self.inner.typed(actor));
         self.inner.serve_inbox(name, inbox, tag_hash(&A::type_tag()), false).await.map(|_| ())
     }
 
@@ -310,10 +313,10 @@ impl Node {
         Args: DeserializeOwned,
         F: Fn(Args) -> A + Send + Sync + 'static,
     {
-        let capacity = self.inner.config.inbox_capacity;
+        let (queued, max) = (self.inner.queued.clone(), self.inner.config.max_queued_bytes);
         let f: Arc<Factory> = Arc::new(move |args: &[u8]| {
             let args: Args = wire::decode_payload(args).map_err(|_| Refused::Decode)?;
-            let inbox: Arc<dyn Inbox> = Arc::new(Typed::new(weft_actor::spawn(make(args)), capacity));
+            let inbox: Arc<dyn Inbox> = Arc::new(Typed::new(weft_actor::spawn(make(args)), queued.clone(), max));
             Ok((inbox, tag_hash(&A::type_tag())))
         });
         self.inner.lock().factories.insert(factory.to_string(), f);
@@ -453,6 +456,10 @@ impl Inner {
         // A panic while holding the lock cannot leave the tables half-updated in a way that
         // matters more than losing the node: keep serving.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn typed<A: RemoteActor>(&self, actor: ActorRef<A>) -> Typed<A> {
+        Typed::new(actor, self.queued.clone(), self.config.max_queued_bytes)
     }
 
     fn next_id(&self) -> u64 {

@@ -146,3 +146,66 @@ async fn hostile_frames_are_dropped_and_counted() {
     let huge = vec![0u8; 2 << 20];
     assert_eq!(target.tell(Cmd::Blob(huge)).await.unwrap_err(), RemoteError::TooLarge);
 }
+
+/// An actor that waits on a gate before handling anything: its mailbox fills, then the node's
+/// overflow budget; past it tells are dropped and counted and asks answered `Overloaded`, and
+/// once the gate opens everything that was kept arrives, in order.
+#[weft::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_past_the_overflow_budget_is_dropped_and_counted() {
+    use weft_actor::{Actor, Context, Reply};
+    struct Gated {
+        gate: Option<weft::sync::oneshot::Receiver<()>>,
+        seen: Vec<u64>,
+    }
+    enum Msg {
+        Seq(u64),
+        Seen(Reply<Vec<u64>>),
+    }
+    impl Actor for Gated {
+        type Msg = Msg;
+        async fn handle(&mut self, msg: Msg, _: &mut Context<Self>) {
+            if let Some(g) = self.gate.take() {
+                let _ = g.await;
+            }
+            match msg {
+                Msg::Seq(n) => self.seen.push(n),
+                Msg::Seen(r) => drop(r.send(std::mem::take(&mut self.seen))),
+            }
+        }
+    }
+    impl weft_actor_remote::RemoteActor for Gated {
+        type Tell = u64;
+        type Ask = ();
+        type Answer = Vec<u64>;
+        fn from_tell(n: u64) -> Msg {
+            Msg::Seq(n)
+        }
+        fn from_ask((): (), r: Reply<Vec<u64>>) -> Msg {
+            Msg::Seen(r)
+        }
+    }
+    let ep = endpoint();
+    let mut config = weft_actor_remote::NodeConfig::peer("a").listen(&ep);
+    config.max_queued_bytes = 64 * 100; // 100 messages (each counts as at least 64 bytes)
+    let a = weft_actor_remote::Node::start(config).await.unwrap();
+    let b = node("b", &endpoint(), &[&ep]).await;
+    let (open, gate) = weft::sync::oneshot::channel();
+    a.serve("gated", weft_actor::spawn_with(Gated { gate: Some(gate), seen: Vec::new() }, weft_actor::Mailbox::Bounded(8)))
+        .await
+        .unwrap();
+    let r = eventually("lookup gated", || async { b.lookup::<Gated>("gated").await.ok() }).await;
+    const SENT: u64 = 400;
+    for n in 0..SENT {
+        r.tell(n).await.unwrap();
+    }
+    let dropped = eventually("drops counted", || async {
+        let d = a.metrics().dropped_full;
+        (d > 0 && d + 100 + 9 >= SENT).then_some(d)
+    })
+    .await;
+    assert_eq!(r.ask((), STEP).await.unwrap_err(), RemoteError::Overloaded);
+    open.send(()).unwrap();
+    let seen = eventually("the kept tells handled", || async { r.ask((), STEP).await.ok() }).await;
+    assert_eq!(seen.len() as u64, SENT - dropped, "kept = sent - dropped");
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "kept tells arrive in order: {seen:?}");
+}
