@@ -117,9 +117,7 @@ fn measure(
     legacy: Option<(usize, u64)>,
     rounds: usize,
 ) -> Result<[Row; 2], String> {
-    service_ab::measure("axum-ab", scenario, connections, rounds, |build| {
-        one_round(setup, build, connections, legacy)
-    })
+    service_ab::measure("axum-ab", scenario, connections, rounds, |build| one_round(setup, build, connections, legacy))
 }
 
 fn markdown(rows: &[Row], setup: &Setup, rounds: usize) -> String {

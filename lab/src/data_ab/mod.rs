@@ -103,7 +103,10 @@ fn check_routes(setup: &Setup, server: &Running) -> Result<(), String> {
     for id in [1, 500, seed::USERS] {
         let want = json!({"route": "user", "id": id, "name": seed::name(id), "email": seed::email(id), "balance": seed::balance(id)});
         expect(server.get_json(&format!("/user/{id}"))?, want)?;
-        expect(server.get_json(&format!("/session/{id}"))?, json!({"route": "session", "id": id, "token": seed::token(id)}))?;
+        expect(
+            server.get_json(&format!("/session/{id}"))?,
+            json!({"route": "session", "id": id, "token": seed::token(id)}),
+        )?;
         // Cold, then warm: the first answer comes from PostgreSQL, the second from Redis.
         setup.redis.command(&["DEL", &format!("profile:{id}")])?;
         let (orders, cents) = seed::orders(id);
@@ -122,7 +125,9 @@ fn check_routes(setup: &Setup, server: &Running) -> Result<(), String> {
         let first = counts(server.get_json(&format!("/visit/{id}"))?)?;
         let second = counts(server.get_json(&format!("/visit/{id}"))?)?;
         if second != (first.0 + 1, first.1 + 1) {
-            return Err(format!("GET /visit/{id} twice: counters went from {first:?} to {second:?}, not up by one each"));
+            return Err(format!(
+                "GET /visit/{id} twice: counters went from {first:?} to {second:?}, not up by one each"
+            ));
         }
     }
     for path in [format!("/user/{}", seed::USERS + 1), format!("/profile/{}", seed::USERS + 1)] {
@@ -183,7 +188,8 @@ fn one_round(setup: &Setup, build: Build, connections: usize) -> Result<Round, S
     setup.redis.command(&redis_args(&seed::redis_del_profiles()))?;
     let exe = &setup.exes[build as usize];
     let pool = setup.pool.to_string();
-    let server = Running::start(exe, &["--pg", &setup.pg.conninfo("postgres"), "--redis", &setup.redis.url(), "--pool", &pool])?;
+    let server =
+        Running::start(exe, &["--pg", &setup.pg.conninfo("postgres"), "--redis", &setup.redis.url(), "--pool", &pool])?;
     server.expect_runtime(build)?;
     check_routes(setup, &server)?;
     setup.redis.command(&redis_args(&seed::redis_del_profiles()))?;

@@ -91,13 +91,18 @@ fn as_postgres_user(program: &Path) -> Command {
 
 fn postgres_bin() -> Result<PathBuf, String> {
     let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .map_err(|_| "PostgreSQL is not installed (apt-get install postgresql; .ci/run does so when missing)".to_string())?
+        .map_err(|_| {
+            "PostgreSQL is not installed (apt-get install postgresql; .ci/run does so when missing)".to_string()
+        })?
         .filter_map(|e| e.ok())
         .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
         .filter(|(_, bin)| bin.join("pg_ctl").exists())
         .collect();
     versions.sort();
-    versions.pop().map(|(_, bin)| bin).ok_or_else(|| "no /usr/lib/postgresql/*/bin/pg_ctl (apt-get install postgresql)".into())
+    versions
+        .pop()
+        .map(|(_, bin)| bin)
+        .ok_or_else(|| "no /usr/lib/postgresql/*/bin/pg_ctl (apt-get install postgresql)".into())
 }
 
 fn run(mut cmd: Command, what: &str) -> Result<String, String> {
@@ -163,8 +168,14 @@ impl Postgres {
     /// (unaligned, tuples only).
     pub fn psql(&self, db: &str, sql: &str) -> Result<String, String> {
         let mut cmd = Command::new(self.bin.join("psql"));
-        cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-U", "postgres"])
-            .args(["-p", &self.port.to_string(), "-d", db, "-c", sql]);
+        cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-U", "postgres"]).args([
+            "-p",
+            &self.port.to_string(),
+            "-d",
+            db,
+            "-c",
+            sql,
+        ]);
         run(cmd, "psql")
     }
 }
@@ -200,7 +211,9 @@ impl Redis {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("starting redis-server: {e} (apt-get install redis-server; .ci/run does so when missing)"))?;
+            .map_err(|e| {
+                format!("starting redis-server: {e} (apt-get install redis-server; .ci/run does so when missing)")
+            })?;
         let mut redis = Redis { child, _dir: dir, addr: SocketAddr::from(([127, 0, 0, 1], port)) };
         let addr = redis.addr;
         let child = &mut redis.child;
@@ -217,7 +230,8 @@ impl Redis {
 
     /// One command over a fresh connection (the lab's seeding and checks; never under load).
     pub fn command(&self, args: &[&str]) -> Result<Resp, String> {
-        let mut s = TcpStream::connect_timeout(&self.addr, Duration::from_secs(5)).map_err(|e| format!("redis: {e}"))?;
+        let mut s =
+            TcpStream::connect_timeout(&self.addr, Duration::from_secs(5)).map_err(|e| format!("redis: {e}"))?;
         s.set_read_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
         let mut req = format!("*{}\r\n", args.len()).into_bytes();
         for a in args {

@@ -274,11 +274,7 @@ pub fn pair_markdown(tokio: &Row, weft: &Row, side: Option<&str>) -> String {
         );
     }
     let q = ratios(tokio, weft);
-    md += &format!(
-        "\nweft ÷ tokio: req/s {}, CPU/req {}, p99 {}\n\n",
-        cell(&q.rps),
-        cell(&q.cpu_per_req),
-        cell(&q.p99)
-    );
+    md +=
+        &format!("\nweft ÷ tokio: req/s {}, CPU/req {}, p99 {}\n\n", cell(&q.rps), cell(&q.cpu_per_req), cell(&q.p99));
     md
 }

@@ -147,6 +147,11 @@ mod tests {
     #[test]
     fn markers_are_escaped_into_lua_strings() {
         let s = script(&["\"route\":\"", "<!-- a \\ b -->"]);
-        assert!(s.contains(r#"string.find(body, "\"route\":\"", 1, true) or string.find(body, "<!-- a \\ b -->", 1, true)"#), "{s}");
+        assert!(
+            s.contains(
+                r#"string.find(body, "\"route\":\"", 1, true) or string.find(body, "<!-- a \\ b -->", 1, true)"#
+            ),
+            "{s}"
+        );
     }
 }
