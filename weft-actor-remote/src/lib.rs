@@ -27,7 +27,7 @@
 //! }
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let a = Node::start(NodeConfig::peer("a").listen("tcp/127.0.0.1:7447")).await?;
-//! a.serve("counter", weft_actor::spawn(Counter(0)))?;
+//! a.serve("counter", weft_actor::spawn(Counter(0))).await?;
 //! // In another process, or on another host:
 //! let b = Node::start(NodeConfig::peer("b").connect("tcp/127.0.0.1:7447")).await?;
 //! let counter = b.lookup::<Counter>("counter").await?;
