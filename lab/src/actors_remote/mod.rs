@@ -166,11 +166,18 @@ fn report(res: &Results, args: &Args) -> String {
         for sys in SYSTEMS {
             let runs: Vec<&Run> = all.iter().copied().filter(|r| r.workload == w && r.system == sys).collect();
             let cpu = |r: &Run| (r.driver_cpu_s + r.server_cpu_s) * 1e6 / r.ops.max(1) as f64;
+            let lat = |f: fn(&Run) -> f64| {
+                if w.starts_with("tell") {
+                    "–".to_string()
+                } else {
+                    format!("{:.1}", median_of(&runs, f))
+                }
+            };
             md += &format!(
-                "| {w} | {sys} | {:.0} | {:.0} | {:.0} | {:.1} |\n",
+                "| {w} | {sys} | {:.0} | {} | {} | {:.2} |\n",
                 median_of(&runs, |r| r.per_s),
-                median_of(&runs, |r| r.p50_us),
-                median_of(&runs, |r| r.p99_us),
+                lat(|r| r.p50_us),
+                lat(|r| r.p99_us),
                 median_of(&runs, cpu)
             );
             per_sys.push(runs.iter().map(|r| (r.per_s, r.p50_us, cpu(r))).collect::<Vec<_>>());
@@ -185,7 +192,11 @@ fn report(res: &Results, args: &Args) -> String {
             let r = stats::paired_ratio(&a, &b, i as u64 + 1);
             format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
         };
-        ratio_lines += &format!("- {w}: ops/s {}, p50 {}, CPU/op {}\n", cell(0), cell(1), cell(2));
+        ratio_lines += &if w.starts_with("tell") {
+            format!("- {w}: ops/s {}, CPU/op {}\n", cell(0), cell(2))
+        } else {
+            format!("- {w}: ops/s {}, p50 {}, CPU/op {}\n", cell(0), cell(1), cell(2))
+        };
     }
     md += "\nweft ÷ zenoh:\n\n";
     md += &ratio_lines;
