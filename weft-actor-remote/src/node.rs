@@ -48,7 +48,9 @@ impl std::fmt::Display for RegisterError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RegisterError::Taken(n) => write!(f, "the name is already served by node {n}"),
-            RegisterError::BadName => f.write_str("invalid actor name (ASCII letters, digits and -_.: only, 1 to 200 bytes)"),
+            RegisterError::BadName => {
+                f.write_str("invalid actor name (ASCII letters, digits and -_.: only, 1 to 200 bytes)")
+            }
             RegisterError::Transport(e) => write!(f, "transport: {e}"),
         }
     }
@@ -118,6 +120,12 @@ struct HeldMonitor {
 
 /// Makes an actor from encoded arguments (`register_factory`): its inbox and type tag hash.
 type Factory = dyn Fn(&[u8]) -> Result<(Arc<dyn Inbox>, u64), Refused> + Send + Sync;
+
+/// Why `Inner::remote_ref` has no local actor to hand out.
+enum NotLocal {
+    NotServed,
+    WrongType,
+}
 
 /// A name's registration as seen through liveliness: (node, serve id) → type tag hash.
 type Registrations = BTreeMap<(NodeId, u64), u64>;
@@ -194,8 +202,7 @@ impl Node {
         let session = zenoh::open(config.zenoh_config()?).await.map_err(transport)?;
         let zid = session.zid();
         let id = NodeId(u128::from_le_bytes(zid.to_le_bytes()));
-        let node_token =
-            session.liveliness().declare_token(format!("{NODES}/{id}")).await.map_err(transport)?;
+        let node_token = session.liveliness().declare_token(format!("{NODES}/{id}")).await.map_err(transport)?;
         let nodes =
             session.liveliness().declare_subscriber(format!("{NODES}/*")).history(true).await.map_err(transport)?;
         let names =
@@ -353,20 +360,9 @@ impl Node {
     ) -> Result<RemoteRef<A>, RemoteError> {
         let args = wire::encode_payload(args).map_err(|_| RemoteError::Decode)?;
         let serve_id = self.inner.spawn_raw(node, factory, name, &args, takeover, timeout).await?;
-        let local = if node == self.inner.id {
-            let st = self.inner.lock();
-            let served = st.served.get(&serve_id).ok_or(RemoteError::NotFound)?;
-            Some(served.inbox.local().downcast_ref::<ActorRef<A>>().ok_or(RemoteError::Decode)?.clone())
-        } else {
-            None
-        };
-        Ok(RemoteRef {
-            node: Arc::downgrade(&self.inner),
-            target: node,
-            serve_id,
-            name: name.to_string(),
-            local,
-            _types: PhantomData,
+        self.inner.remote_ref(node, serve_id, name).map_err(|e| match e {
+            NotLocal::NotServed => RemoteError::NotFound,
+            NotLocal::WrongType => RemoteError::Decode,
         })
     }
 
@@ -433,14 +429,10 @@ impl Node {
         if tag != tag_hash(&A::type_tag()) {
             return Err(LookupError::WrongType);
         }
-        let local = if node == inner.id {
-            let st = inner.lock();
-            let served = st.served.get(&serve_id).ok_or(LookupError::NotFound)?;
-            Some(served.inbox.local().downcast_ref::<ActorRef<A>>().ok_or(LookupError::WrongType)?.clone())
-        } else {
-            None
-        };
-        Ok(RemoteRef { node: Arc::downgrade(inner), target: node, serve_id, name: name.to_string(), local, _types: PhantomData })
+        inner.remote_ref(node, serve_id, name).map_err(|e| match e {
+            NotLocal::NotServed => LookupError::NotFound,
+            NotLocal::WrongType => LookupError::WrongType,
+        })
     }
 
     /// Monitors `target`: the returned future resolves exactly once, when the actor stops (its
@@ -464,7 +456,12 @@ impl Node {
             let _ = ask.tx.send(Err(RemoteError::NodeDown));
         }
         for (_, m) in monitors {
-            let _ = m.tx.send(RemoteDown { node: m.node, serve_id: m.serve_id, name: m.name, reason: Reason::NoConnection });
+            let _ = m.tx.send(RemoteDown {
+                node: m.node,
+                serve_id: m.serve_id,
+                name: m.name,
+                reason: Reason::NoConnection,
+            });
         }
         let _ = self.inner.session.close().await;
     }
@@ -475,6 +472,32 @@ impl Inner {
         // A panic while holding the lock cannot leave the tables half-updated in a way that
         // matters more than losing the node: keep serving.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A reference to `serve_id` on `node`. On this node it carries the `ActorRef<A>` itself,
+    /// so messages skip the network; that fails if nothing is served there under the id, or
+    /// it is not an `A`.
+    fn remote_ref<A: RemoteActor>(
+        self: &Arc<Self>,
+        node: NodeId,
+        serve_id: u64,
+        name: &str,
+    ) -> Result<RemoteRef<A>, NotLocal> {
+        let local = if node == self.id {
+            let st = self.lock();
+            let served = st.served.get(&serve_id).ok_or(NotLocal::NotServed)?;
+            Some(served.inbox.local().downcast_ref::<ActorRef<A>>().ok_or(NotLocal::WrongType)?.clone())
+        } else {
+            None
+        };
+        Ok(RemoteRef {
+            node: Arc::downgrade(self),
+            target: node,
+            serve_id,
+            name: name.to_string(),
+            local,
+            _types: PhantomData,
+        })
     }
 
     fn typed<A: RemoteActor>(&self, actor: ActorRef<A>) -> Typed<A> {
@@ -625,7 +648,8 @@ impl Inner {
         }
         let serve_id = self.next_id();
         let key = format!("{NAMES}/{name}/{}/{serve_id}/{tag:016x}", self.id);
-        let token = self.session.liveliness().declare_token(key).await.map_err(|e| RegisterError::Transport(e.to_string()))?;
+        let token =
+            self.session.liveliness().declare_token(key).await.map_err(|e| RegisterError::Transport(e.to_string()))?;
         let stopped = inbox.stopped();
         {
             let mut st = self.lock();
@@ -646,10 +670,17 @@ impl Inner {
     }
 
     /// Runs factory `factory` here and serves the actor under `name`.
-    async fn spawn_here(self: &Arc<Self>, factory: &str, name: &str, args: &[u8], takeover: bool) -> Result<u64, RemoteError> {
+    async fn spawn_here(
+        self: &Arc<Self>,
+        factory: &str,
+        name: &str,
+        args: &[u8],
+        takeover: bool,
+    ) -> Result<u64, RemoteError> {
         let f = self.lock().factories.get(factory).cloned();
         let f = f.ok_or_else(|| RemoteError::Refused(format!("no factory {factory:?} on node {}", self.id)))?;
-        let (inbox, tag) = f(args).map_err(|_| RemoteError::Refused(format!("arguments for {factory:?} do not decode")))?;
+        let (inbox, tag) =
+            f(args).map_err(|_| RemoteError::Refused(format!("arguments for {factory:?} do not decode")))?;
         let stop = inbox.clone();
         self.serve_inbox(name, inbox, tag, takeover).await.map_err(|e| {
             // Not served: the new actor must not linger.
@@ -670,8 +701,7 @@ impl Inner {
         if node == self.id {
             return self.spawn_here(factory, name, args, takeover).await;
         }
-        let bytes =
-            self.request(node, |req| Frame::Spawn { req, factory, name, args, takeover }, timeout).await?;
+        let bytes = self.request(node, |req| Frame::Spawn { req, factory, name, args, takeover }, timeout).await?;
         wire::decode_payload(&bytes).map_err(|_| RemoteError::Decode)
     }
 
@@ -734,16 +764,17 @@ impl Inner {
 
     /// Removes a served actor (it stopped, or was unserved) and tells its watchers.
     async fn unserve_id(&self, serve_id: u64, reason: Reason) {
-        let Some(served) = self.lock().served.remove(&serve_id) else { return };
-        {
+        let served = {
             let mut st = self.lock();
+            let Some(served) = st.served.remove(&serve_id) else { return };
             if let Some(regs) = st.names.get_mut(&served.name) {
                 regs.remove(&(self.id, serve_id));
                 if regs.is_empty() {
                     st.names.remove(&served.name);
                 }
             }
-        }
+            served
+        };
         for (watcher, monitor) in served.watchers.iter().copied() {
             if watcher == self.id {
                 self.fire_monitor(monitor, reason.clone());

@@ -90,9 +90,21 @@ impl RemoteSupervisorSpec {
 /// What a remote supervisor did (its `events()` stream).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RemoteSupervisorEvent {
-    Started { child: String, node: NodeId, serve_id: u64 },
-    Exited { child: String, node: NodeId, reason: Reason },
-    Restarted { child: String, node: NodeId, serve_id: u64 },
+    Started {
+        child: String,
+        node: NodeId,
+        serve_id: u64,
+    },
+    Exited {
+        child: String,
+        node: NodeId,
+        reason: Reason,
+    },
+    Restarted {
+        child: String,
+        node: NodeId,
+        serve_id: u64,
+    },
     /// Too many restarts: every child was stopped and the supervisor ended.
     Escalated,
 }
@@ -162,7 +174,14 @@ impl Node {
         let (events, events_rx) = mpsc::unbounded_channel();
         let (downs, downs_rx) = mpsc::unbounded_channel();
         let n = spec.children.len();
-        let sup = Sup { node: self.clone(), spec, running: (0..n).map(|_| None).collect(), downs, events, restarts: VecDeque::new() };
+        let sup = Sup {
+            node: self.clone(),
+            spec,
+            running: (0..n).map(|_| None).collect(),
+            downs,
+            events,
+            restarts: VecDeque::new(),
+        };
         let done = weft::spawn(sup.run(stop_rx, downs_rx));
         RemoteSupervisor { stop: Some(stop_tx), done, events: events_rx }
     }
@@ -197,7 +216,11 @@ impl Sup {
             }
             let dead = self.running[i].take().expect("checked above");
             let child = &self.spec.children[i];
-            self.emit(RemoteSupervisorEvent::Exited { child: child.name.clone(), node: dead.node, reason: down.reason.clone() });
+            self.emit(RemoteSupervisorEvent::Exited {
+                child: child.name.clone(),
+                node: dead.node,
+                reason: down.reason.clone(),
+            });
             let restart = match child.restart {
                 Restart::Permanent => true,
                 Restart::Transient => !matches!(down.reason, Reason::Normal | Reason::Shutdown),
@@ -223,7 +246,9 @@ impl Sup {
             }
             let again: Vec<usize> = match from {
                 None => vec![i],
-                Some(from) => (from.min(i)..self.running.len()).filter(|&j| j == i || self.running[j].is_none()).collect(),
+                Some(from) => {
+                    (from.min(i)..self.running.len()).filter(|&j| j == i || self.running[j].is_none()).collect()
+                }
             };
             for j in again {
                 let prefer = if j == i { prefer } else { None };
@@ -264,10 +289,8 @@ impl Sup {
         let child = self.spec.children[i].clone();
         let mut last = RemoteError::NodeDown;
         for node in self.candidates(i, prefer) {
-            let spawned = self
-                .node
-                .spawn_raw_ref(node, &child.factory, &child.name, &child.args, restart, SPAWN_TIMEOUT)
-                .await;
+            let spawned =
+                self.node.spawn_raw_ref(node, &child.factory, &child.name, &child.args, restart, SPAWN_TIMEOUT).await;
             let serve_id = match spawned {
                 Ok(id) => id,
                 Err(e) => {

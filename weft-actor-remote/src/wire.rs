@@ -57,18 +57,45 @@ pub struct Envelope<'a> {
 /// registration), `req` the asker's request number, `monitor` the watcher's monitor number.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Frame<'a> {
-    Tell { to: u64, payload: &'a [u8] },
-    Ask { to: u64, req: u64, payload: &'a [u8] },
-    Answer { req: u64, outcome: Outcome<'a> },
-    Monitor { to: u64, monitor: u64 },
-    Demonitor { monitor: u64 },
-    Down { monitor: u64, reason: Reason },
+    Tell {
+        to: u64,
+        payload: &'a [u8],
+    },
+    Ask {
+        to: u64,
+        req: u64,
+        payload: &'a [u8],
+    },
+    Answer {
+        req: u64,
+        outcome: Outcome<'a>,
+    },
+    Monitor {
+        to: u64,
+        monitor: u64,
+    },
+    Demonitor {
+        monitor: u64,
+    },
+    Down {
+        monitor: u64,
+        reason: Reason,
+    },
     /// Stops a served actor (`kill`: aborts it, reason `Killed`; else reason `Shutdown`).
-    Stop { to: u64, kill: bool },
+    Stop {
+        to: u64,
+        kill: bool,
+    },
     /// Spawns an actor from the receiving node's factory `factory` with encoded `args` and
     /// serves it under `name`; answered like an ask (the answer: the encoded serve id).
     /// `takeover`: serve even if the name is registered elsewhere (a supervisor's restart).
-    Spawn { req: u64, factory: &'a str, name: &'a str, args: &'a [u8], takeover: bool },
+    Spawn {
+        req: u64,
+        factory: &'a str,
+        name: &'a str,
+        args: &'a [u8],
+        takeover: bool,
+    },
 }
 
 /// How a remote ask ended on the answering node.

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use common::{endpoint, eventually, lookup, node, STEP};
 use weft_actor_remote::demo::{Answer, Cmd, Counter, Query};
-use zenoh::qos::CongestionControl;
 use weft_actor_remote::{wire, LookupError, NodeId, Reason, RegisterError, RemoteError};
+use zenoh::qos::CongestionControl;
 
 async fn state(r: &weft_actor_remote::RemoteRef<Counter>) -> (u64, u64, bool) {
     match r.ask(Query::Get, STEP).await.unwrap() {
@@ -134,7 +134,10 @@ async fn hostile_frames_are_dropped_and_counted() {
     }
     let m = eventually("garbage counted", || async {
         let m = a.metrics();
-        (m.malformed - before.malformed >= 4 && m.oversized > before.oversized && m.bad_payload > before.bad_payload && m.unknown_actor > before.unknown_actor)
+        (m.malformed - before.malformed >= 4
+            && m.oversized > before.oversized
+            && m.bad_payload > before.bad_payload
+            && m.unknown_actor > before.unknown_actor)
             .then_some(m)
     })
     .await;
@@ -190,9 +193,12 @@ async fn a_flood_past_the_overflow_budget_is_dropped_and_counted() {
     let a = weft_actor_remote::Node::start(config).await.unwrap();
     let b = node("b", &endpoint(), &[&ep]).await;
     let (open, gate) = weft::sync::oneshot::channel();
-    a.serve("gated", weft_actor::spawn_with(Gated { gate: Some(gate), seen: Vec::new() }, weft_actor::Mailbox::Bounded(8)))
-        .await
-        .unwrap();
+    a.serve(
+        "gated",
+        weft_actor::spawn_with(Gated { gate: Some(gate), seen: Vec::new() }, weft_actor::Mailbox::Bounded(8)),
+    )
+    .await
+    .unwrap();
     let r = eventually("lookup gated", || async { b.lookup::<Gated>("gated").await.ok() }).await;
     const SENT: u64 = 400;
     for n in 0..SENT {

@@ -91,7 +91,10 @@ async fn three_processes_tell_ask_monitor_and_survive_a_sigkill() {
     let beta2 = lookup(&c, "beta").await;
     assert_eq!(beta2.node_id(), b2.id);
     assert_ne!(b2.id, b.id);
-    assert_eq!(beta2.ask(Query::Get, STEP).await.unwrap(), Answer::State { total: 0, count: 0, in_order: true, blobs: 0 });
+    assert_eq!(
+        beta2.ask(Query::Get, STEP).await.unwrap(),
+        Answer::State { total: 0, count: 0, in_order: true, blobs: 0 }
+    );
     drop(a);
 }
 
@@ -156,7 +159,10 @@ async fn a_remote_supervisor_restarts_a_child_of_a_killed_node_elsewhere() {
     assert_eq!((worker.node_id(), worker.serve_id()), (b.id, first));
 
     worker.tell(Cmd::Panic("child fault".into())).await.unwrap();
-    assert_eq!(next(&mut sup).await, Ev::Exited { child: "worker".into(), node: b.id, reason: Reason::Panic("child fault".into()) });
+    assert_eq!(
+        next(&mut sup).await,
+        Ev::Exited { child: "worker".into(), node: b.id, reason: Reason::Panic("child fault".into()) }
+    );
     let Ev::Restarted { node, serve_id: second, .. } = next(&mut sup).await else { panic!("expected Restarted") };
     assert_eq!(node, b.id, "a panic restarts the child on its own node");
     assert_ne!(second, first);

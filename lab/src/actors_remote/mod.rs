@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::framework::{services, stats};
+use crate::framework::{service_ab, services, stats};
 
 const SYSTEMS: [&str; 2] = ["weft", "zenoh"];
 
@@ -81,13 +81,7 @@ fn free_endpoint() -> Result<String, String> {
 }
 
 fn cpu_of(pid: u32) -> Result<f64, String> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| e.to_string())?;
-    let rest = text.rsplit_once(')').map(|(_, r)| r).ok_or("malformed stat")?;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).ok_or("malformed stat");
-    // SAFETY: sysconf takes an integer name, touches no memory and cannot fail here.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Ok((ticks(11)? + ticks(12)?) as f64 / hz)
+    service_ab::process_cpu(pid).map(|d| d.as_secs_f64())
 }
 
 /// Starts a process and waits for the line `expect` on its stdout (returning the reader).

@@ -77,10 +77,14 @@ pub struct Postgres {
     pub port: u16,
 }
 
+fn is_root() -> bool {
+    // SAFETY: geteuid reads the process's credentials; it touches no memory and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Runs `cmd` as the `postgres` user when the lab runs as root (PostgreSQL refuses to run as root).
 fn as_postgres_user(program: &Path) -> Command {
-    // SAFETY: geteuid reads the process's credentials; it touches no memory and cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+    if is_root() {
         let mut c = Command::new("runuser");
         c.args(["-u", "postgres", "--"]).arg(program);
         c
@@ -123,8 +127,7 @@ impl Postgres {
     pub fn start() -> Result<Postgres, String> {
         let bin = postgres_bin()?;
         let dir = TempDir::new("postgres")?;
-        // SAFETY: geteuid reads the process's credentials; it touches no memory and cannot fail.
-        if unsafe { libc::geteuid() } == 0 {
+        if is_root() {
             run(
                 {
                     let mut c = Command::new("chown");

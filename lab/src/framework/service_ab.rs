@@ -117,20 +117,9 @@ impl Running {
         Ok(())
     }
 
-    /// CPU time of the whole process so far, exited threads included (`/proc/PID/stat`'s
-    /// utime + stime: the blocking pool's and compensation threads' time counts even when
-    /// they have exited, which `schedstat` per live thread would lose).
+    /// CPU time of the whole process so far (`process_cpu`).
     pub fn cpu(&self) -> Result<Duration, String> {
-        let path = format!("/proc/{}/stat", self.pid());
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-        // Fields after the `(comm)`, which may hold spaces: utime and stime are fields 14, 15.
-        let rest = text.rsplit_once(')').map(|(_, r)| r).ok_or("malformed stat")?;
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).ok_or("malformed stat");
-        let total = ticks(11)? + ticks(12)?;
-        // SAFETY: sysconf takes an integer name, touches no memory and cannot fail here.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-        Ok(Duration::from_nanos(total * 1_000_000_000 / hz))
+        process_cpu(self.pid())
     }
 
     /// `GET path` over a fresh connection: the status and body.
@@ -146,6 +135,22 @@ impl Running {
         }
         serde_json::from_str(&body).map_err(|e| format!("GET {path}: {e}: {body}"))
     }
+}
+
+/// CPU time of process `pid` so far, exited threads included (`/proc/PID/stat`'s utime +
+/// stime: the blocking pool's and compensation threads' time counts even when they have
+/// exited, which `schedstat` per live thread would lose).
+pub fn process_cpu(pid: u32) -> Result<Duration, String> {
+    let path = format!("/proc/{pid}/stat");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    // Fields after the `(comm)`, which may hold spaces: utime and stime are fields 14, 15.
+    let rest = text.rsplit_once(')').map(|(_, r)| r).ok_or("malformed stat")?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).ok_or("malformed stat");
+    let total = ticks(11)? + ticks(12)?;
+    // SAFETY: sysconf takes an integer name, touches no memory and cannot fail here.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Ok(Duration::from_nanos(total * 1_000_000_000 / hz))
 }
 
 /// What one round of one build measured.

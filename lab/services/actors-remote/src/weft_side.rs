@@ -64,15 +64,15 @@ pub async fn drive(connect: &str, workload: &str, n: u64) -> Option<Measured> {
         "ask1" => bounded("ask1", LIMIT, asks(1)).await,
         "ask64" => bounded("ask64", LIMIT, asks(64)).await,
         "lookup" => {
-            let start = Instant::now();
-            let mut lat = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                let t = Instant::now();
-                let found = node.lookup::<Counter>("sink").await.expect("lookup");
-                assert_eq!(found.node_id(), sink.node_id());
-                lat.push(t.elapsed().as_secs_f64() * 1e6);
-            }
-            Measured { ops: n, took: start.elapsed(), latencies_us: lat }
+            let (node, at) = (node.clone(), sink.node_id());
+            concurrent(1, n, move || {
+                let node = node.clone();
+                async move {
+                    let found = node.lookup::<Counter>("sink").await.expect("lookup");
+                    assert_eq!(found.node_id(), at);
+                }
+            })
+            .await
         }
         "watch" => {
             let down = node.monitor(&sink);

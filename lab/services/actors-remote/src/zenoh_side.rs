@@ -70,8 +70,11 @@ pub async fn drive(connect: &str, workload: &str, n: u64) -> Option<Measured> {
     let tell = |size: usize| {
         let s = s.clone();
         async move {
-            let publisher =
-                s.declare_publisher("bench/sink").congestion_control(CongestionControl::Block).await.expect("publisher");
+            let publisher = s
+                .declare_publisher("bench/sink")
+                .congestion_control(CongestionControl::Block)
+                .await
+                .expect("publisher");
             while !publisher.matching_status().await.expect("matching").matching() {
                 weft::time::sleep(Duration::from_millis(5)).await;
             }
@@ -108,19 +111,19 @@ pub async fn drive(connect: &str, workload: &str, n: u64) -> Option<Measured> {
         "ask1" => bounded("ask1", LIMIT, asks(1)).await,
         "ask64" => bounded("ask64", LIMIT, asks(64)).await,
         "lookup" => {
-            let start = Instant::now();
-            let mut lat = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                let t = Instant::now();
-                let replies = s.liveliness().get("bench/alive/*").await.expect("liveliness get");
-                let mut found = 0;
-                while let Ok(r) = replies.recv_async().await {
-                    found += r.result().is_ok() as u32;
+            let s = s.clone();
+            concurrent(1, n, move || {
+                let s = s.clone();
+                async move {
+                    let replies = s.liveliness().get("bench/alive/*").await.expect("liveliness get");
+                    let mut found = 0;
+                    while let Ok(r) = replies.recv_async().await {
+                        found += r.result().is_ok() as u32;
+                    }
+                    assert_eq!(found, 1);
                 }
-                assert_eq!(found, 1);
-                lat.push(t.elapsed().as_secs_f64() * 1e6);
-            }
-            Measured { ops: n, took: start.elapsed(), latencies_us: lat }
+            })
+            .await
         }
         "watch" => {
             let sub = s.liveliness().declare_subscriber("bench/alive/server").history(true).await.expect("subscriber");
