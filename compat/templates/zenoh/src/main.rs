@@ -1,17 +1,20 @@
-//! zenoh on weft: two zenoh peers in one process, written with zenoh's documented API only.
-//! Peer A listens on loopback TCP, peer B connects to it (multicast scouting off, so nothing
-//! leaves the machine). Checked, one line each:
+//! zenoh on weft, checked: zenoh peers in one process and across processes, written with
+//! zenoh's documented API only, over loopback TCP (multicast scouting off, so nothing leaves the
+//! machine). Checked, one line each:
 //!
-//! 1. pub/sub: 200 samples put by A reach B's subscriber in order, none lost;
+//! 1. pub/sub: 200 samples put by peer A reach peer B's subscriber in order, none lost;
 //! 2. queryable: 50 `get` round trips from A to a queryable declared by B;
 //! 3. liveliness: B sees A's token appear (subscriber and `get`) and disappear;
 //! 4. zenoh's blocking `.wait()` API inside `spawn_blocking` and inside `block_in_place`;
-//! 5. which runtime ran it all: weft answers `long_poll_count()`, tokio has no such metric.
+//! 5. which runtime ran it all: weft answers `long_poll_count()`, tokio has no such metric;
+//! 6. a child peer process: its token, samples echoed in order, `get` round trips;
+//! 7. the child killed with SIGKILL: its token gone within the link lease (`processes.rs`);
+//! 8. checks 1–4 again in child processes under two `ZENOH_RUNTIME` configurations.
 //!
-//! With the `[patch.crates-io]` lines of `Cargo.toml` zenoh, quinn, tokio-util and the rest of
-//! the graph run on weft; without them the same source builds on tokio and is the baseline.
-//! Every wait is bounded (`STEP`), a watchdog thread bounds the whole run, and any failure exits
-//! non-zero with the check's name.
+//! `Cargo.toml`'s `[patch.crates-io]` runs zenoh, quinn, tokio-util and the rest of the graph on
+//! weft; `tokio/Cargo.toml` builds the same source on the real tokio, the baseline, and CI runs
+//! both. Every wait is bounded (`STEP`), a watchdog thread bounds each process, and any failure
+//! exits non-zero with the check's name.
 
 use std::fmt::Display;
 use std::future::{Future, IntoFuture};
@@ -20,6 +23,8 @@ use std::time::{Duration, Instant};
 use zenoh::qos::CongestionControl;
 use zenoh::sample::SampleKind;
 use zenoh::{Config, Session, Wait};
+
+mod processes;
 
 /// The bound on every single wait.
 const STEP: Duration = Duration::from_secs(10);
@@ -160,6 +165,23 @@ impl LongPolls for NotWeft {
     }
 }
 
+/// The `ZENOH_RUNTIME` configurations the in-process checks run under again, each in a child
+/// process (zenoh reads the variable once, when its first runtime starts): zenoh's documented
+/// example (rx and acc handed over to app), and one with more workers and net handed to tx.
+/// With each, the zenoh runtimes whose threads must exist and those that must not (handed over).
+const RUNTIME_CONFIGS: [(&str, &[&str], &[&str]); 2] = [
+    (
+        "(rx: (handover: app), acc: (handover: app), app: (worker_threads: 2), tx: (max_blocking_threads: 1))",
+        &["app", "tx"],
+        &["rx", "acc"],
+    ),
+    (
+        "(app: (worker_threads: 4), rx: (worker_threads: 1), tx: (worker_threads: 2), net: (handover: tx))",
+        &["app", "rx", "tx"],
+        &["net"],
+    ),
+];
+
 #[tokio::main]
 async fn main() {
     zenoh::try_init_log_from_env(); // RUST_LOG=zenoh=debug, when a check needs looking into
@@ -168,7 +190,75 @@ async fn main() {
         eprintln!("zenoh: FAILED: the whole run took over {WHOLE_RUN:?}");
         std::process::exit(2);
     });
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [] => {
+            in_process().await;
+            processes::check().await;
+            for (config, present, absent) in RUNTIME_CONFIGS {
+                with_runtime_config(config, present, absent).await;
+            }
+        }
+        ["in-process"] => {
+            in_process().await;
+            println!("zenoh runtimes: {}", zenoh_runtime_threads().join(" "));
+        }
+        ["peer-child", endpoint] => return processes::child(endpoint).await,
+        _ => fail("usage: zenoh-template [in-process | peer-child ENDPOINT]"),
+    }
+    let (runtime, detail) = which_runtime();
+    println!("runtime: {runtime} (Handle::current().metrics(): {detail})");
+    println!("zenoh: ok ({runtime} runtime: {detail})");
+}
 
+/// The zenoh runtimes this process has threads of, with how many: `app:2 tx:3 …` (zenoh names
+/// each runtime's threads `{runtime}-{n}` through `Builder::thread_name_fn`).
+fn zenoh_runtime_threads() -> Vec<String> {
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for entry in std::fs::read_dir("/proc/self/task").or_fail("/proc/self/task") {
+        let comm = std::fs::read_to_string(entry.or_fail("task entry").path().join("comm")).unwrap_or_default();
+        if let Some((name, n)) = comm.trim().rsplit_once('-') {
+            if ["app", "acc", "tx", "rx", "net"].contains(&name) && n.parse::<u32>().is_ok() {
+                *counts.entry(name.to_string()).or_default() += 1;
+            }
+        }
+    }
+    counts.into_iter().map(|(name, n)| format!("{name}:{n}")).collect()
+}
+
+/// Checks 1–4 again in a child process whose zenoh runtimes follow `config`: they pass, and
+/// the runtimes `present` have threads there while those handed over (`absent`) have none.
+async fn with_runtime_config(config: &'static str, present: &[&str], absent: &[&str]) {
+    let exe = std::env::current_exe().or_fail("current_exe");
+    let run = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(exe).arg("in-process").env("ZENOH_RUNTIME", config).output()
+    });
+    let out = within("a ZENOH_RUNTIME run", run).await.or_fail("join").or_fail("run with ZENOH_RUNTIME");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || !stdout.lines().any(|l| l.starts_with("zenoh: ok")) {
+        fail(&format!("ZENOH_RUNTIME={config}: {}\n{stdout}{}", out.status, String::from_utf8_lossy(&out.stderr)));
+    }
+    let line = stdout.lines().find_map(|l| l.strip_prefix("zenoh runtimes: ")).unwrap_or_default();
+    let has = |rt: &str| line.split(' ').any(|t| t.starts_with(&format!("{rt}:")));
+    if !present.iter().all(|rt| has(rt)) || absent.iter().any(|rt| has(rt)) {
+        fail(&format!(
+            "ZENOH_RUNTIME={config}: runtimes with threads {line:?}; expected {present:?} and none of {absent:?}"
+        ));
+    }
+    println!("ZENOH_RUNTIME: ok (checks 1-4 passed with ZENOH_RUNTIME='{config}'; runtime threads: {line})");
+}
+
+/// Check 5: which runtime ran it all.
+fn which_runtime() -> (&'static str, String) {
+    let metrics = tokio::runtime::Handle::current().metrics();
+    match metrics.long_poll_count().long_polls() {
+        Some(long_polls) => ("weft", format!("{} workers, {long_polls} long polls", metrics.num_workers())),
+        None => ("tokio", format!("{} workers, no long_poll_count", metrics.num_workers())),
+    }
+}
+
+/// Checks 1–4: two peers in this process.
+async fn in_process() {
     // Two peers: A listens on a free loopback port, B connects to it.
     let endpoint = format!("tcp/127.0.0.1:{}", free_loopback_port());
     let a = within("open peer A", zenoh::open(peer_config(&endpoint, None))).await.or_fail("open peer A");
@@ -290,13 +380,4 @@ async fn main() {
     server.abort();
     within("close peer B", b.close()).await.or_fail("close peer B");
     within("close peer A", a.close()).await.or_fail("close peer A");
-
-    // 5. which runtime ran all of the above.
-    let metrics = tokio::runtime::Handle::current().metrics();
-    let (runtime, detail) = match metrics.long_poll_count().long_polls() {
-        Some(long_polls) => ("weft", format!("{} workers, {long_polls} long polls", metrics.num_workers())),
-        None => ("tokio", format!("{} workers, no long_poll_count", metrics.num_workers())),
-    };
-    println!("runtime: {runtime} (Handle::current().metrics(): {detail})");
-    println!("zenoh: ok ({runtime} runtime: {detail})");
 }
