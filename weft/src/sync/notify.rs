@@ -178,7 +178,8 @@ impl Notify {
         }
         // SAFETY: the node was linked (so alive) and we hold the mutex.
         let waiter = unsafe { &(*node.as_ptr()).data };
-        // SAFETY: under the mutex.
+        // SAFETY: a waiter's `waker` is read and written only under the waiters mutex, which
+        // we hold.
         let waker = unsafe { waiter.waker.with_mut(|w| (*w).take()) };
         // Release pairs with the future's Acquire load; last touch of the node.
         let by = match pick {
@@ -211,7 +212,8 @@ impl Notify {
                     break; // queued after this call began (during an unlocked batch wake)
                 }
                 waiters.pop_front();
-                // SAFETY: under the mutex.
+                // SAFETY: a waiter's `waker` is read and written only under the waiters mutex, which
+                // we hold.
                 if let Some(w) = unsafe { waiter.waker.with_mut(|w| (*w).take()) } {
                     wakers.push(w);
                 }

@@ -199,8 +199,10 @@ impl<T> OnceCell<T> {
         // SAFETY: exclusive writer (caller); readers wait for `set`.
         self.value.with_mut(|p| unsafe { (*p).write(value) });
         self.set.store(true, Release);
-        self.init.close(); // wakes every waiting initialiser: they read the value
-                           // SAFETY: just written.
+        // Wakes every waiting initialiser: they read the value.
+        self.init.close();
+        // SAFETY: the value was written just above and `set` published it; it is never
+        // written again.
         unsafe { self.get_unchecked() }
     }
 

@@ -117,11 +117,14 @@ impl Handle {
             // SAFETY: `register`'s `# Safety` (entry live, pinned and not linked) plus the driver
             // lock held just above, as `insert` requires.
             if due || unsafe { inner.wheel.insert(entry, when) }.is_err() {
-                // SAFETY: lock held, entry unlinked.
+                // SAFETY: `inner` is the driver lock, under which alone an entry's waker and
+                // `FIRED` are written (`entry.rs`), and the entry is not linked (found due before
+                // insertion, or refused by `insert`), as `mark_fired` requires.
                 drop(unsafe { e.mark_fired() });
                 return true;
             }
-            // SAFETY: lock held.
+            // SAFETY: an entry's waker cell is touched only under the driver lock (`entry.rs`),
+            // which `inner` holds; the entry is live (pinned, `register`'s `# Safety`).
             unsafe { e.set_waker(waker) };
             self.metrics.inc_registered();
             unpark = inner.next_wake != AWAKE && when < inner.next_wake;
@@ -141,12 +144,14 @@ impl Handle {
     /// `entry` was registered with this handle and is still pinned.
     pub(crate) unsafe fn update_waker(&self, entry: NonNull<TimerShared>, waker: &Waker) -> bool {
         let _inner = lock(&self.inner);
-        // SAFETY: pinned entry, lock held.
+        // SAFETY: the entry was registered with this handle and is still pinned (the caller's
+        // contract), so it is live; its driver-side fields are read under `_inner`.
         let e = unsafe { entry.as_ref() };
         if e.is_fired() {
             return true;
         }
-        // SAFETY: lock held.
+        // SAFETY: an entry's waker cell is touched only under the driver lock (`entry.rs`),
+        // which `_inner` holds; the entry is live (pinned, the caller's contract).
         unsafe { e.set_waker(waker) };
         false
     }

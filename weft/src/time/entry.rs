@@ -241,14 +241,16 @@ mod loom_tests {
             {
                 let _g = lock(&driver_lock);
                 entry.arm(10);
-                // SAFETY: driver lock held.
+                // SAFETY: `driver_lock` stands in for the driver lock, under which alone the
+                // waker cell is touched, and `_g` holds it.
                 unsafe { entry.set_waker(Waker::noop()) };
             }
             let driver = {
                 let (entry, driver_lock) = (entry.clone(), driver_lock.clone());
                 thread::spawn(move || {
                     let _g = lock(&driver_lock);
-                    // SAFETY: driver lock held; the entry is not linked in any wheel.
+                    // SAFETY: `_g` holds `driver_lock`, the stand-in for the driver lock, under
+                    // which alone the waker cell is touched; the entry is not linked in any wheel.
                     unsafe { entry.fire_unless_extended(15) }.map(|w| w.is_some())
                 })
             };
@@ -259,7 +261,8 @@ mod loom_tests {
                 (true, Err(later)) => {
                     assert_eq!(later, 20);
                     assert!(!entry.is_fired());
-                    // SAFETY: driver lock held.
+                    // SAFETY: `_g` holds `driver_lock`, the stand-in for the driver lock, under
+                    // which alone the waker cell is touched.
                     assert!(unsafe { entry.take_waker() }.is_some(), "the waker was lost");
                 }
                 (false, Ok(had_waker)) => {

@@ -86,7 +86,7 @@ impl AsyncRead for NotUnpin {
 }
 impl AsyncWrite for NotUnpin {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        // SAFETY: as in `poll_read`.
+        // SAFETY: `inner` is never moved out of the pinned struct; it is `Unpin` itself.
         let inner = unsafe { &mut self.get_unchecked_mut().inner };
         Pin::new(inner).poll_write(cx, buf)
     }

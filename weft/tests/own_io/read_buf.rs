@@ -61,7 +61,7 @@ fn assume_init_extends_but_never_shrinks() {
     // SAFETY: every byte of `storage` was initialised above.
     unsafe { rb.assume_init(3) };
     assert_eq!(rb.initialized(), &[5, 5, 5]);
-    // SAFETY: as above.
+    // SAFETY: every byte of `storage` was initialised above, so its first byte is.
     unsafe { rb.assume_init(1) };
     assert_eq!(rb.initialized().len(), 3);
     rb.advance(3);

@@ -66,8 +66,9 @@ impl<'a, R: AsyncBufRead + Unpin + ?Sized> Future for FillBuf<'a, R> {
         // borrow the reader for `'a`, which the borrow checker cannot see through the branch.
         let poll = Pin::new(unsafe { &mut *reader }).poll_fill_buf(cx);
         if poll.is_pending() {
-            // SAFETY: see above; the previous `&mut` from `reader` is dead (its result was
-            // `Pending`) and is never used again.
+            // SAFETY: `reader` came from the `&'a mut R` taken out of `me`, so it is valid for
+            // `'a`; the poll's `&mut` from it is dead (its result was `Pending`, which borrows
+            // nothing) and is never used again, so this is the only live `&mut R`.
             me.reader = Some(unsafe { &mut *reader });
         }
         poll

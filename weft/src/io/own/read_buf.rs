@@ -43,8 +43,9 @@ unsafe fn assume_init_ref(slice: &[MaybeUninit<u8>]) -> &[u8] {
 ///
 /// Every element of `slice` must be initialised.
 unsafe fn assume_init_mut(slice: &mut [MaybeUninit<u8>]) -> &mut [u8] {
-    // SAFETY: as in `assume_init_ref`; writing a `u8` through the result keeps each element
-    // initialised, so the `MaybeUninit` view stays valid afterwards too.
+    // SAFETY: `MaybeUninit<u8>` has the layout of `u8`, and the caller guarantees that every
+    // element is initialised, so reading them as `u8` is defined; writing a `u8` through the
+    // result keeps each element initialised, so the `MaybeUninit` view stays valid afterwards.
     unsafe { &mut *(slice as *mut [MaybeUninit<u8>] as *mut [u8]) }
 }
 

@@ -48,7 +48,9 @@ pub struct WriteHalf<T> {
 // allows from any thread. `is_pair_of` compares the `Arc`s' addresses and `Debug` prints none
 // of `T`. tokio asks `T: Sync` here too, so a program valid on one is valid on the other.
 unsafe impl<T: Sync> Sync for ReadHalf<T> {}
-// SAFETY: as for `ReadHalf`.
+// SAFETY: through `&self` a `WriteHalf` reaches the stream only in `is_write_vectored`, which
+// calls `T::is_write_vectored(&T)` under the mutex: a shared use of `T`, which `T: Sync` allows
+// from any thread; `is_pair_of` and `Debug` touch no `T`.
 unsafe impl<T: Sync> Sync for WriteHalf<T> {}
 
 /// Splits `stream` into a read half and a write half; see the module documentation.
