@@ -1,6 +1,7 @@
-//! The query language of the session search (the language of the tool in reference report
-//! 002): case-insensitive words and `"quoted phrases"` (substring matches), `/regex/flags`,
-//! `AND` / `OR` / `NOT` (upper case), parentheses, and juxtaposition as `AND`.
+//! The query language of the session search (the language of ccms, the tool of report 002, *Final
+//! Optimization Summary*, docs/notes/reference-reports.md): case-insensitive words and `"quoted
+//! phrases"` (substring matches), `/regex/flags`, `AND` / `OR` / `NOT` (upper case), parentheses,
+//! and juxtaposition as `AND`.
 //!
 //! Precedence, loosest first: `OR`, `AND` (explicit or implicit), `NOT`. Parsing is a small
 //! recursive descent over a token list, so every malformed query becomes a [`QueryError`] that

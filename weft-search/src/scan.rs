@@ -12,8 +12,9 @@
 //! # Rejected alternatives
 //! - A task per file with its own `spawn_blocking` (the lab's `weft` engine): the same speed on
 //!   the study's corpus, but a cancelled scan leaves up to one closure per file queued.
-//! - An async read per line (`BufReader::lines`): the original tool's shape; report 002 measured
-//!   it several times slower than whole-file reads.
+//! - An async read per line (`BufReader::lines`): the original tool's shape; report 002 (ccms's
+//!   *Final Optimization Summary*, docs/notes/reference-reports.md) measured it several times
+//!   slower than whole-file reads.
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -54,7 +54,8 @@ pub const WORKLOADS: &[ActorWorkload] = &[
         scale: 10_000,
         smoke: 100,
     },
-    // smarm's suite (reference report 004), expressed with actors where it applies.
+    // smarm's suite (report 004, *smarm — Benchmarks & Tuning Recommendations*,
+    // docs/notes/reference-reports.md), expressed with actors where it applies.
     ActorWorkload { name: "chained_spawn", unit: "actors, each spawned by the previous one", scale: 1_000, smoke: 50 },
     ActorWorkload { name: "ping_pong", unit: "messages bounced between two actors", scale: 100_000, smoke: 1_000 },
     ActorWorkload {

@@ -174,7 +174,8 @@ fn tables_html(md: &str) -> String {
             in_list = false;
         }
         if is_row {
-            // `\|` inside a cell is an escaped pipe (TR115 columns), not a cell boundary.
+            // `\|` inside a cell is an escaped pipe (the columns quoting TR115, *Technical Report
+            // 115 v2*, docs/notes/reference-reports.md), not a cell boundary.
             let line = line.replace("\\|", "\u{1}");
             let cells: Vec<String> =
                 line.trim_matches('|').split('|').map(|c| c.trim().replace('\u{1}', "|")).collect();

@@ -105,7 +105,8 @@ pub enum Bridge {
 pub struct ReqwestClient {
     client: reqwest::Client,
     bridge: Bridge,
-    /// Re-chunk the body into ≥ 1 KB blocks (TR115's "smol-1KB").
+    /// Re-chunk the body into ≥ 1 KB blocks (the "smol-1KB" runtime of TR115, *Technical Report
+    /// 115 v2: Rust Async Runtime Performance Deep Dive*; docs/notes/reference-reports.md).
     rechunk_1kb: bool,
 }
 

@@ -1,6 +1,9 @@
 //! `weft-lab agents`: argument parsing, the pre-flight check of
 //! every server (a one-line error naming the URL before any timing starts), and writing the
 //! `agents` section into `results.json`/`report.md`/`report.html`.
+//!
+//! TR115 in the flags' help is *Technical Report 115 v2: Rust Async Runtime Performance Deep
+//! Dive* (docs/notes/reference-reports.md).
 
 use std::path::PathBuf;
 use std::time::Duration;

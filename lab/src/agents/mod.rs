@@ -1,4 +1,6 @@
-//! The multi-agent LLM study (reference report 000, "TR115").
+//! The multi-agent LLM study of TR115, *Technical Report 115 v2: Rust Async Runtime Performance
+//! Deep Dive* (report 000; its text is outside the repository, docs/notes/reference-reports.md
+//! says where and what the study takes from it).
 pub use weft_lab_agent::agent;
 pub mod capacity;
 pub mod charts;

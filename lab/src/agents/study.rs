@@ -1,4 +1,5 @@
-//! The study: TR115's matrix (configs × runs × runtimes, interleaved) with a measured
+//! The study: the matrix of TR115 (*Technical Report 115 v2: Rust Async Runtime Performance Deep
+//! Dive*, docs/notes/reference-reports.md; configs × runs × runtimes, interleaved) with a measured
 //! sequential baseline after every concurrent run, and the fleet-scaling sweep.
 //!
 //! Interleaving: within one run index every runtime runs once, in an order rotated by the run

@@ -1,7 +1,8 @@
-//! The study's statistics and tables: TR115's per-runtime summary (peak, mean, median, σ, min,
-//! CV, percentiles, CI95, Welch's t vs tokio-default), per-config and within-config tables with
-//! the report's published values beside ours, and the fleet-scaling table. Also the `agents`
-//! section of `results.json`.
+//! The study's statistics and tables, after TR115 (*Technical Report 115 v2: Rust Async Runtime
+//! Performance Deep Dive*, docs/notes/reference-reports.md): its per-runtime summary (peak, mean,
+//! median, σ, min, CV, percentiles, CI95, Welch's t vs tokio-default), per-config and within-config
+//! tables with the report's published values beside ours, and the fleet-scaling table. Also the
+//! `agents` section of `results.json`.
 
 use std::fmt::Write;
 

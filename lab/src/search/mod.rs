@@ -1,4 +1,5 @@
-//! `weft-lab search`: the session-search workload of reference report 002 — a search over a
+//! `weft-lab search`: the session-search workload of report 002 (ccms's *Final Optimization
+//! Summary*, docs/notes/reference-reports.md) — a search over a
 //! directory of Claude Code transcripts (`<project>/<session>.jsonl`), run by several engines
 //! that must return identical answers. The tool itself is the `weft-search` crate; this study
 //! imports its query language and per-file search, and adds the comparison engines, the corpus

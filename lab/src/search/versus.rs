@@ -1,8 +1,9 @@
-//! `weft-lab search versus --ccms PATH`: the weft-search binary against ccms, the tool of
-//! reference report 002, as a user runs them: whole processes, warm page cache, one generated
-//! corpus laid out as `~/.claude/projects` (both read it through `HOME`), the same queries and
-//! filters, every contender once per round in rotating order, the first round discarded.
-//! Every sample's hit count is compared with the others'; any difference fails the run.
+//! `weft-lab search versus --ccms PATH`: the weft-search binary against ccms, the tool of report
+//! 002 (*Final Optimization Summary*, docs/notes/reference-reports.md), as a user runs them: whole
+//! processes, warm page cache, one generated corpus laid out as `~/.claude/projects` (both read it
+//! through `HOME`), the same queries and filters, every contender once per round in rotating order,
+//! the first round discarded. Every sample's hit count is compared with the others'; any difference
+//! fails the run.
 //!
 //! Contenders: `weft-search`, `ccms` (its default smol engine) and `ccms --engine rayon`; the
 //! ratio per query is ccms's *best* engine's median over weft-search's. Peak RSS comes from

@@ -5,7 +5,8 @@
 //!
 //! Glossary:
 //! - **instance**: one simulated Ollama process (its own port, slots, queue and loaded runner);
-//!   `--instances 2` is TR115's dual-Ollama setup.
+//!   `--instances 2` is the dual-Ollama setup of TR115 (*Technical Report 115 v2: Rust Async
+//!   Runtime Performance Deep Dive*, docs/notes/reference-reports.md).
 //! - **slot**: one concurrently generating request (`OLLAMA_NUM_PARALLEL`, default 1).
 //! - **runner options**: `num_ctx`/`num_gpu`; a request whose options differ from the loaded
 //!   ones waits until running requests drain, then pays `load_duration`.

@@ -35,8 +35,10 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Calibrated to TR115's observations with two instances sharing one GPU: ≈ 41 tok/s per
-    /// agent (24.4 ms/token) and ≈ 1 s TTFT for a ~200-token prompt (0.6 s + 200 × 2 ms).
+    /// Calibrated to the observations of TR115 (*Technical Report 115 v2: Rust Async Runtime
+    /// Performance Deep Dive*, docs/notes/reference-reports.md) with two instances sharing one
+    /// GPU: ≈ 41 tok/s per agent (24.4 ms/token) and ≈ 1 s TTFT for a ~200-token prompt
+    /// (0.6 s + 200 × 2 ms).
     pub fn full() -> Profile {
         Profile {
             name: "full",

@@ -6,7 +6,8 @@ use crate::framework::adapter::{Adapter, BroadcastEnd, Channels};
 
 /// Capacity of the bounded channel in the mpsc workloads.
 pub const MPSC_CAPACITY: usize = 1_024;
-/// Producers in `mpsc_contended` (report 004: 10 producers).
+/// Producers in `mpsc_contended` (report 004, *smarm — Benchmarks & Tuning Recommendations*,
+/// docs/notes/reference-reports.md: 10 producers).
 pub const CONTENDED_PRODUCERS: u64 = 10;
 
 type Kit<R> = <R as Adapter>::Channels;

@@ -1,10 +1,11 @@
 //! Spawn-cost workloads: how fast a runtime creates, runs and joins short tasks.
 //!
-//! `spawn_outside` and `spawn_inside` share one body ([`spawn_and_join`]); the only difference
-//! is where it runs. Outside = on the `block_on` thread, which in a multi-thread runtime is not
-//! a worker, so every spawn goes through the runtime's shared injection queue (the method of the
-//! reference report 001). Inside = in a spawned task on a worker, where a runtime can use its
-//! local queue; that is how real servers spawn, and the fair comparison.
+//! `spawn_outside` and `spawn_inside` share one body ([`spawn_and_join`]); the only difference is
+//! where it runs. Outside = on the `block_on` thread, which in a multi-thread runtime is not a
+//! worker, so every spawn goes through the runtime's shared injection queue (the method of report
+//! 001, *Dtact vs Tokio Performance Benchmark Analysis Report*, docs/notes/reference-reports.md).
+//! Inside = in a spawned task on a worker, where a runtime can use its local queue; that is how
+//! real servers spawn, and the fair comparison.
 //!
 //! `deep_recursion` boxes each level's future (`Box::pin`) because a recursive async fn must;
 //! the box is the same for every runtime.
@@ -60,7 +61,8 @@ pub async fn spawn_many<R: Adapter>(n: u64) -> Result<(), String> {
     done.await.map_err(|_| "countdown never reached zero".to_string())
 }
 
-/// Number of tasks that keep the workers busy in `spawn_storm_busy` (as in report 004).
+/// Number of tasks that keep the workers busy in `spawn_storm_busy` (as in report 004, *smarm —
+/// Benchmarks & Tuning Recommendations*, docs/notes/reference-reports.md).
 pub const STORM_BUSY_TASKS: u64 = 8;
 
 /// `spawn_storm_busy`: N short tasks spawned and joined while yielding tasks keep workers busy.

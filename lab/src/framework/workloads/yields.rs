@@ -9,7 +9,8 @@ use crate::framework::adapter::Adapter;
 
 /// Yields per task in `yield_many` (tokio's benchmark: 200 tasks × 1,000 yields).
 pub const YIELD_MANY_YIELDS: u64 = 1_000;
-/// Yields per task in `yield_10x100` (report 001: 10 tasks × 100 yields).
+/// Yields per task in `yield_10x100` (report 001, *Dtact vs Tokio Performance Benchmark Analysis
+/// Report*, docs/notes/reference-reports.md: 10 tasks × 100 yields).
 pub const YIELD_10X100_YIELDS: u64 = 100;
 /// Other yielding tasks present during `yield_in_hot_loop`.
 pub const HOT_LOOP_OTHERS: u64 = 2;
