@@ -220,9 +220,9 @@ impl Node {
             _node_token: node_token,
         });
         // The inbox is read in Zenoh's callback, on its receiving task: `dispatch` never waits,
-        // and a channel plus a task of our own between Zenoh and the mailboxes cost a wake per
-        // frame (`weft-lab actors-remote`, tell 16 B: 0.34× raw Zenoh's messages/s with that task, ~0.5×
-        // without it; 1 KiB tells with one buffer per frame too (`wire::encode_tell`): 0.35× → ~0.6×).
+        // and a channel plus a task of our own between Zenoh and the mailboxes would cost a wake
+        // per frame, a large share of the messages/s raw Zenoh reaches (`weft-lab actors-remote`;
+        // docs/notes/performance-figures.md, "Remote actors").
         let weak = Arc::downgrade(&inner);
         let inbox = inner
             .session

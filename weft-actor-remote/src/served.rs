@@ -8,9 +8,10 @@
 //! actors share one byte budget (`max_queued_bytes`); past it tells are dropped (counted)
 //! and asks answered `Overloaded`.
 //!
-//! Rejected: a bounded overflow per actor (1,024 messages at first): a sender faster than its
-//! receiver lost tells under plain load (`weft-lab actors-remote`, 1 KiB tells: 825 of 50,000
-//! dropped), which a user reads as message loss, not overload. Blocking the dispatcher instead
+//! Rejected: a bounded overflow per actor (e.g. 1,024 messages): a sender faster than its
+//! receiver loses tells under plain load (`weft-lab actors-remote`, 1 KiB tells;
+//! docs/notes/performance-figures.md, "Remote actors"), which a user reads as message loss,
+//! not overload. Blocking the dispatcher instead
 //! would stall answers behind a full mailbox (Zenoh delivers one link's samples in order).
 
 use std::any::Any;

@@ -64,8 +64,8 @@ impl<M> MailboxWeak<M> {
 
 impl<M> MailboxRx<M> {
     // Thin wrappers over the channel's own calls: `#[inline]` keeps LLVM from leaving them out
-    // of line after unrelated changes (an out-of-line `try_send` cost 38 instructions per
-    // message in `ping_pong`, callgrind).
+    // of line after unrelated changes (an out-of-line `try_send` costs every `ping_pong`
+    // message).
     #[inline]
     pub(crate) fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<M>> {
         match self {
@@ -210,10 +210,9 @@ impl<A: Actor> ActorRef<A> {
     #[inline]
     pub fn send(&self, msg: A::Msg) -> impl Future<Output = Result<(), SendError<A::Msg>>> + '_ {
         // The mailbox's own send future (or, unbounded, a send on first poll), not an `async fn`
-        // around it: `tell` (`weft-lab actors --filter =tell_1t`, callgrind) cost 530
-        // instructions with two such layers over the channel's `send`, 500 with one, 453 with
-        // none. (The channel's `send` as a hand-written future as well: 447, not worth its 40
-        // lines.)
+        // around it: each such layer over the channel's `send` costs every `tell` (`weft-lab
+        // actors --filter =tell_1t`). The channel's `send` as a hand-written future as well
+        // gains too little to be worth its 40 lines (docs/notes/performance-figures.md).
         match &self.tx {
             MailboxTx::Bounded(t) => SendFuture::Bounded { fut: t.send(msg) },
             MailboxTx::Unbounded(tx) => SendFuture::Unbounded { tx, msg: Some(msg) },

@@ -56,8 +56,9 @@ struct Inner {
     /// The supervisor, told first and given the original exit reason (`Watcher::Parent`).
     parent: Option<CellRef>,
     /// The actor's task: how `kill` aborts it, and how `signal` wakes it (`AbortHandle::wake`,
-    /// so no `Waker` is registered or kept: a registration took the lock at every actor's
-    /// first park, 114 instructions per actor in `skynet_doc_1t`, and 16 bytes of the cell).
+    /// so no `Waker` is registered or kept: a registration would take the lock at every
+    /// actor's first park, a cost in every actor's life in `skynet_doc_1t`, and 16 bytes of
+    /// the cell).
     /// Set right after the spawn; `set_abort` wakes the task if a signal came before it.
     abort: Option<AbortHandle>,
     /// Signals, links, monitors, waiters and names: boxed on first use, because most actors
@@ -91,9 +92,9 @@ impl Inner {
 }
 
 /// A shared reference to a cell. In the runtime's task arena when the actor is made on a
-/// runtime (`weft::__private::ArenaArc`): with many actors alive, glibc served each 96-byte
-/// cell from its slow paths, ~250 instructions to make and ~140 to free of an actor's spawn
-/// (callgrind, `weft-lab actors --filter =spawn`, one worker).
+/// runtime (`weft::__private::ArenaArc`): with many actors alive, glibc serves each 96-byte
+/// cell from its slow paths, a visible share of an actor's spawn (`weft-lab actors --filter
+/// =spawn`; docs/notes/performance-figures.md, "Task arena").
 pub(crate) type CellRef = ArenaArc<Cell>;
 
 pub(crate) struct Cell {
@@ -194,8 +195,7 @@ impl Cell {
     /// Takes a pending signal without registering for a wake-up.
     ///
     /// The flag check inline, the rest out of line: the actor loop calls this before every
-    /// message (out of line as a whole it cost ~15 instructions per call with no signal,
-    /// callgrind `ping_pong`).
+    /// message (out of line as a whole, it costs every call with no signal, `ping_pong`).
     #[inline]
     pub(crate) fn try_signal(&self) -> Option<Signal> {
         if !self.has_signal.load(Ordering::Acquire) {
@@ -292,8 +292,8 @@ impl Cell {
             (g.parent.take(), g.extra.take())
         };
         // Most actors exit with no pending signal, no name and no watcher but their parent:
-        // nothing else to take or drop (dropping empty collections out of line cost ~60
-        // instructions per exit, callgrind `spawn`).
+        // nothing else to take or drop (dropping empty collections out of line costs every
+        // exit, `spawn`).
         let watchers = match extra {
             Some(e) => {
                 let Extra { signals, watchers, names } = *e;

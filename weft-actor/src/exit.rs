@@ -29,9 +29,9 @@ impl ActorId {
 
 /// A map keyed by `ActorId` that hashes with one multiply (Fibonacci hashing) instead of std's
 /// SipHash: a supervisor looks up every child exit in one (`supervisor::run`), and SipHash
-/// cost ~230 instructions per lookup there (callgrind, `weft-lab actors --filter
-/// panic_signal`). Flooding is not a concern: ids come from a process-wide counter, never
-/// from outside.
+/// dominates that lookup (`weft-lab actors --filter panic_signal`;
+/// docs/notes/performance-figures.md). Flooding is not a concern: ids come from a
+/// process-wide counter, never from outside.
 pub(crate) type IdMap<V> = std::collections::HashMap<ActorId, V, std::hash::BuildHasherDefault<IdHasher>>;
 
 /// The hasher of `IdMap` (see there).
@@ -102,8 +102,7 @@ impl ExitReason {
     /// as a `String`.
     ///
     /// Inline, with the panic's copy out of line: every actor's exit makes one copy (the
-    /// cell keeps it), and as one out-of-line call it cost 40 instructions per `spawn`
-    /// (callgrind, one worker).
+    /// cell keeps it), and as one out-of-line call it costs every `spawn` more.
     #[inline]
     pub(crate) fn duplicate(&self) -> ExitReason {
         match self {

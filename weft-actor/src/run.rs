@@ -45,7 +45,7 @@ impl<F: Future> Future for Catch<F> {
     type Output = Result<F::Output, Box<dyn Any + Send>>;
 
     // Out of line: inlined, the hook's whole loop (`serve`) lands in the actor task's poll and
-    // costs 27 more instructions per message (callgrind, `tell_1t`).
+    // costs every message more (`tell_1t`; docs/notes/performance-figures.md).
     #[inline(never)]
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
         let f = self.project().f;
@@ -169,13 +169,14 @@ async fn run_started<A: Actor>(actor: &mut A, ctx: &mut Context<A>) -> Option<Ex
 
 /// The actor's task. An `async move` block over the moved-in guard, not an `async fn`: an
 /// `async fn` keeps each argument twice in its state (the argument and the local it is
-/// moved into), and the guard and context were 144 of the task's 488 bytes.
+/// moved into), and the guard and context are a large share of the task.
 ///
 /// Every byte of its state is in every actor's task for the actor's whole life (`Tiny`
-/// below: 240 bytes), so: the early outcome is the block's `reason` variable itself (a
-/// `Start` upvar beside a `reason` local took 48 bytes, upvars never share space with
-/// locals), and the guard's parts are borrowed per step rather than held across all of them
-/// (24 bytes more).
+/// below; `TASK_FUTURE_BOUND` holds it), so: the early outcome is the block's `reason`
+/// variable itself (a `Start` upvar beside a `reason` local would take space of its own:
+/// upvars never share space with locals), and the guard's parts are borrowed per step rather
+/// than held across all of them (held, they stay in the state). The sizes of the rejected
+/// layouts: docs/notes/performance-figures.md, "Actor task size".
 #[allow(clippy::manual_async_fn)]
 fn run<A: Actor>(mut inc: Incarnation<A>, start: Start) -> impl Future<Output = ()> {
     let (in_task, mut reason) = match start {
@@ -209,8 +210,8 @@ enum Next<M> {
 /// The next thing for the actor: a signal first, then a message; parks on both.
 ///
 /// A named future rather than `poll_fn`: its `poll` is forced inline into the actor's loop.
-/// Through `poll_fn` the inliner's choice flipped with unrelated changes in the channel (an
-/// out-of-line `PollFn::poll` costs 31 more instructions per message, callgrind `tell_1t`).
+/// Through `poll_fn` the inliner's choice flips with unrelated changes in the channel, and an
+/// out-of-line `PollFn::poll` costs every message (`tell_1t`; docs/notes/performance-figures.md).
 struct NextEvent<'a, M> {
     cell: &'a Cell,
     rx: &'a mut MailboxRx<M>,
@@ -287,9 +288,8 @@ mod tests {
         assert!(size <= TASK_FUTURE_BOUND, "the actor task's future grew to {size} bytes");
     }
 
-    /// 240 bytes now; 264 with the final reason in a field of the guard beside `ctx.stop`;
-    /// 312 with a `Start` upvar beside a `reason` local and the guard's parts
-    /// held across every step (see `run`); 488 with `run` and `serve` as `async fn`s (each
-    /// argument kept twice); 664 with the `async fn catch` that `Catch` replaced.
+    /// A little above the actor task future's size with the layout `run` describes, so that
+    /// any growth fails this test; the sizes of the rejected layouts are in
+    /// docs/notes/performance-figures.md, "Actor task size".
     const TASK_FUTURE_BOUND: usize = 248;
 }

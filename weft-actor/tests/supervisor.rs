@@ -304,11 +304,11 @@ fn backoff_delays_restart_at_least_min() {
 
 /// A supervisor starting 1,000 children yields to other tasks part-way through (it spends the
 /// task's cooperative budget per start): a probe task on the same current-thread runtime sees
-/// the start count between 0 and 1,000. Starting them all in one poll (as before) showed the
-/// probe only 0 and 1,000. (The per-signal budget in `serve` is not decidable here: on one
-/// thread each exit wakes the supervisor before the next child runs, so exits never pile up;
-/// `weft-lab actors --filter panic` on two workers is where 10,000 piled-up exits held a
-/// worker for 30–57 ms before.)
+/// the start count between 0 and 1,000. Starting them all in one poll would show the probe
+/// only 0 and 1,000. (The per-signal budget in `serve` is not decidable here: on one thread
+/// each exit wakes the supervisor before the next child runs, so exits never pile up;
+/// `weft-lab actors --filter panic` on two workers is where 10,000 exits pile up, and without
+/// the budget they hold a worker for tens of milliseconds.)
 #[test]
 fn a_storm_of_starts_does_not_hold_the_thread() {
     const N: usize = 1_000;

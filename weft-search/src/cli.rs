@@ -1,5 +1,5 @@
-//! The command line: `weft-search [QUERY] [FLAGS]`, with ccms's flag names (and the issue's
-//! shorter spellings as aliases), no subcommands (so no query word is ever taken for one).
+//! The command line: `weft-search [QUERY] [FLAGS]`, with ccms's flag names (and shorter
+//! spellings as aliases), no subcommands (so no query word is ever taken for one).
 
 use std::path::PathBuf;
 

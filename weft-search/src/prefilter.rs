@@ -29,7 +29,8 @@
 //!
 //! # Rejected alternatives
 //! - Matching the query on the raw line: JSON escapes and the joints change the text, so hits
-//!   would be lost (the 1% that report 002's independent corpus found missing).
+//!   would be lost (the 1% that report 002, ccms's *Final Optimization Summary*,
+//!   docs/notes/reference-reports.md, found missing on its independent corpus).
 //! - A per-line `memmem` before the parse: still touches every line and pays a call per line;
 //!   the whole-buffer scan skips runs of lines at memory speed.
 
@@ -135,9 +136,10 @@ pub struct Prefilter {
 /// Finds any of a few lower-case ASCII byte strings, ASCII case-insensitively.
 ///
 /// Teddy (aho-corasick's packed SIMD searcher) looks for every case variant of each string's
-/// first (up to) three bytes, and a candidate is verified with `eq_ignore_ascii_case`. perf on
-/// the bench corpus: the case-insensitive automaton (rare-byte prefilter, then verification)
-/// took 11% of a common-word search; letters are not rare bytes.
+/// first (up to) three bytes, and a candidate is verified with `eq_ignore_ascii_case`. The
+/// case-insensitive automaton (rare-byte prefilter, then verification) is a visible share of
+/// a common-word search under `perf` on the bench corpus: letters are not rare bytes
+/// (docs/notes/performance-figures.md, "Session search").
 #[derive(Debug, Clone)]
 enum Fragments {
     Teddy { searcher: aho_corasick::packed::Searcher, patterns: Vec<Vec<u8>> },

@@ -217,7 +217,8 @@ fn tool_use(text: &mut String, name: &str, input: Option<&Input<'_>>) {
 }
 
 /// Appends `s`; a large decoded string that would be the whole text so far is moved in, not
-/// copied (perf: copies were 15% of a search, the biggest strings being tool outputs).
+/// copied (copies are a large share of a search under `perf`, the biggest strings being tool
+/// outputs; docs/notes/performance-figures.md, "Session search").
 fn put(text: &mut String, s: &mut Cow<'_, str>) {
     match s {
         Cow::Owned(o) if text.is_empty() && o.len() >= 4096 => *text = std::mem::take(o),

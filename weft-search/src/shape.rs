@@ -4,8 +4,9 @@
 //!
 //! # Rejected alternative
 //! `RawValue` for the varying fields, parsed again once its first byte tells the type: every
-//! large tool output was scanned three or four times (the line, the content, the part, the
-//! string). `perf` on the generated corpus showed string scanning at a quarter of the time.
+//! large tool output is then scanned three or four times (the line, the content, the part, the
+//! string), and string scanning dominates under `perf` on the generated corpus
+//! (docs/notes/performance-figures.md, "Session search").
 
 use std::borrow::Cow;
 use std::fmt;

@@ -322,8 +322,8 @@ impl<F: std::future::Future + Unpin> std::future::Future for NotePending<F> {
 
 /// A task wakes another, which goes to its worker's LIFO slot, and then blocks its thread
 /// until the woken task has run. Only the monitor taking the stuck worker's LIFO slot lets
-/// it run (to the other worker, or to a stand-in when there is none); before, the pair
-/// deadlocked until the blocking poll gave up.
+/// it run (to the other worker, or to a stand-in when there is none); without it, the pair
+/// deadlocks until the blocking poll gives up.
 fn a_task_woken_just_before_its_waker_blocks_still_runs(workers: usize) {
     let rt = Builder::new_multi_thread()
         .worker_threads(workers)
@@ -345,7 +345,7 @@ fn a_task_woken_just_before_its_waker_blocks_still_runs(workers: usize) {
         let waker = rt.spawn(async move {
             wake_tx.send(()).unwrap();
             // Blocks this worker until the woken task has run elsewhere (the deadline only
-            // turns the old deadlock into a failure).
+            // turns a deadlock into a failure).
             ran_rx.recv_timeout(Duration::from_secs(20)).is_ok()
         });
         let ran = rt.block_on(waker).unwrap();

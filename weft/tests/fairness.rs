@@ -39,8 +39,8 @@ fn yield_loop_does_not_starve_tasks_or_timers() {
 /// spawned from another thread (the runtime's thread is held meanwhile, so all 1,000 are in
 /// the injection queue when the yielders start). Deferred: the injection queue is served
 /// whenever the local queue drains, a few dozen yields in all. Yields re-queued at the back
-/// of the local queue kept it non-empty, and the injection queue gave one task per
-/// `global_queue_interval` (31) ticks: ~30,000 yields (both flavors, before the change).
+/// of the local queue would keep it non-empty, and the injection queue would give one task
+/// per `global_queue_interval` (31) ticks: ~30,000 yields (both flavors).
 #[test]
 fn yielding_tasks_do_not_hold_back_remote_spawns() {
     const REMOTE: usize = 1_000;
@@ -324,7 +324,7 @@ fn timers_fire_while_a_woken_worker_runs_a_blocking_task() {
 #[test]
 fn timers_fire_while_a_timer_woken_task_blocks_its_worker() {
     // The driver owner is woken by a timer, so the woken task runs on *that* worker and then
-    // blocks it (the case that stalled timers by ~366 ms before the driver hand-off).
+    // blocks it (without the driver hand-off, timers stall for the whole block).
     assert_timers_not_stalled_by(|started, release| async move {
         weft::time::sleep(Duration::from_millis(5)).await;
         block_worker_until_released(&started, release)

@@ -248,9 +248,9 @@ fn never_polled_queued_tasks_are_cancelled_at_shutdown() {
     // Multi-thread: the worker is blocked while the queue fills up, then shutdown starts, and
     // only then is the worker let go. Without compensation, so that no spare thread runs the
     // queue in the blocked worker's place (under valgrind the 1,000 spawns outlast the
-    // long-poll threshold, and a fixed 50 ms block once let every task run first). One
+    // long-poll threshold, and a fixed 50 ms block can let every task run first). One
     // worker: with two, both blockers could land in one worker's queue, and with no
-    // compensation the second never ran (a hang within 30 local runs).
+    // compensation the second would never run (a hang).
     let rt = weft::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .compensate_blocked_workers(false)

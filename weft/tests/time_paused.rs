@@ -298,9 +298,9 @@ async fn reset_earlier_wakes_the_waiting_task_without_a_poll_in_between() {
 
 /// Blocking tasks whose `JoinHandle` is dropped the moment they finish, their cells reused at
 /// once by the next ones: each closure's clock hold must be released exactly once, by its own
-/// task (a release made after the completer's reference was gone once hit a reused cell and
-/// released another task's hold: the count underflowed, a pool thread panicked and the
-/// runtime's drop waited for it forever).
+/// task (a release made after the completer's reference is gone can hit a reused cell and
+/// release another task's hold: the count underflows, a pool thread panics and the runtime's
+/// drop waits for it forever).
 #[test]
 fn blocking_handles_dropped_at_completion_release_each_hold_once() {
     // The window is a few instructions wide, so several runtimes race at once (more threads

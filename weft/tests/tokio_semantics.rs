@@ -1,5 +1,5 @@
-//! Behaviours tokio's own suite checks and weft now shares (each was a listed conformance
-//! failure): readiness waits spend no coop budget, a `block_on` future's `yield_now` lets the
+//! Behaviours tokio's own suite checks and weft shares (each one a case of tokio's suite that weft
+//! must pass): readiness waits spend no coop budget, a `block_on` future's `yield_now` lets the
 //! driver run, `try_read` still reads after the runtime shut down, and `spawn_local` under a
 //! `LocalRuntime`'s handle on another thread panics with tokio's message.
 

@@ -19,7 +19,8 @@
 //!
 //! kameo and ractor are not written here (`None`: the rows show "-").
 //!
-//! Both rows run on one thread (`_1t`), where the issue that asked for them measured the gap.
+//! Both rows run on one thread (`_1t`), where the gap between the adapter's shape and the
+//! documented one shows without scheduling noise.
 
 use super::adapter::Done;
 

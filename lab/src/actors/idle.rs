@@ -23,7 +23,8 @@ use super::adapter::{ActorPeer, Flow};
 use crate::framework::stats;
 use crate::memory_per_task::rss_bytes;
 
-/// Actors per sample in `weft-lab actors` (the size).
+/// Actors per sample in `weft-lab actors`: a million, enough that per-actor bytes dominate
+/// the process's fixed overhead.
 pub const ACTORS: u64 = 1_000_000;
 
 /// One peer's samples.

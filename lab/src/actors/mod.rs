@@ -118,7 +118,7 @@ pub struct ActorOptions {
     pub workers: usize,
     pub reps: usize,
     pub warmup: usize,
-    /// Scale factor in percent of each workload's default size (100 = the sizes).
+    /// Scale factor in percent of each workload's default size (100 = the default sizes).
     pub percent: u64,
 }
 
@@ -353,7 +353,7 @@ pub struct Args {
     /// Discarded warm-up rounds.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
-    /// Size of every workload, in percent of the sizes (e.g. 10 for a quick look).
+    /// Size of every workload, in percent of its default size (e.g. 10 for a quick look).
     #[arg(long, default_value_t = 100)]
     pub percent: u64,
     /// Actors per bytes-per-idle-actor sample (0 skips that table).

@@ -1,17 +1,21 @@
 //! `actors-remote`: actors across processes, measured. Two processes on loopback — a server
-//! and a driver, both `lab/services/actors-remote` (built on first use: Zenoh stays out of the
-//! lab's own build) — for each system: **weft-actor-remote**, and **raw Zenoh** (a subscriber,
-//! queryables and a liveliness token: the floor under weft-actor-remote, which rides it).
+//! and a driver — for each system: **weft-actor-remote** and **raw Zenoh** (a subscriber,
+//! queryables and a liveliness token: the floor under weft-actor-remote, which rides it), both
+//! `lab/services/actors-remote` on weft; and the peers, **kameo** with its `remote` feature
+//! (libp2p) and **ractor_cluster**, both `lab/services/actors-remote-peers` on the real tokio,
+//! each written the way its own documentation shows. Each service is built on first use into
+//! its own target directory (Zenoh and libp2p stay out of the lab's own build; `--systems`
+//! picks which are built and run).
 //!
 //! Workloads, each a fresh driver process against the round's server: remote tell throughput
 //! with 16 B and 1 KiB messages (the receiver counts every one before the clock stops), ask
 //! round trips at 1 and 64 outstanding (p50/p99), 10,000 lookups of a name, and the time from
-//! the server's SIGKILL to the driver's notice (a monitor; raw Zenoh: its liveliness
-//! subscriber). CPU per operation is both processes' user + system time over the workload.
-//! Systems alternate round by round; ratios are weft ÷ zenoh over same-round pairs.
-//!
-//! Not measured yet (say so rather than pretend): kameo's `remote` feature and ractor_cluster,
-//! the peers issue #42 names.
+//! the server's SIGKILL to the driver's notice (weft: a monitor; raw Zenoh: its liveliness
+//! subscriber; kameo: `link_remote`'s `PeerDisconnected`; ractor: the node server's
+//! session-disconnected event; a driver that hears nothing in 10 s says `down timeout`).
+//! CPU per operation is both processes' user + system time over the workload. Systems
+//! alternate round by round; ratios are weft ÷ zenoh and weft ÷ the best peer (kameo or
+//! ractor, whichever has the higher median ops/s for that workload) over same-round pairs.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -22,7 +26,11 @@ use serde::Serialize;
 
 use crate::framework::{service_ab, services, stats};
 
-const SYSTEMS: [&str; 2] = ["weft", "zenoh"];
+/// Every system, in report order.
+const SYSTEMS: [&str; 4] = ["weft", "zenoh", "kameo", "ractor"];
+
+/// The systems `lab/services/actors-remote-peers` serves; the rest are `actors-remote`'s.
+const PEERS: [&str; 2] = ["kameo", "ractor"];
 
 /// `weft-lab actors-remote`'s flags.
 #[derive(clap::Args, Debug)]
@@ -39,9 +47,15 @@ pub struct Args {
     /// Lookups per lookup run.
     #[arg(long, default_value_t = 10_000)]
     pub lookups: u64,
-    /// Where the service builds go.
+    /// Systems to measure, in any order: weft, zenoh, kameo, ractor.
+    #[arg(long, value_delimiter = ',', default_value = "weft,zenoh,kameo,ractor")]
+    pub systems: Vec<String>,
+    /// Where the weft/zenoh service builds go.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/actors-remote"))]
     pub target_dir: PathBuf,
+    /// Where the kameo/ractor service builds go (real tokio: a graph of its own).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/actors-remote-peers"))]
+    pub peers_target_dir: PathBuf,
     /// Build unoptimised (CI's smoke run; its numbers mean nothing).
     #[arg(long)]
     pub debug_services: bool,
@@ -121,8 +135,9 @@ fn drive(exe: &PathBuf, system: &str, ep: &str, workload: &str, n: u64, server: 
     Ok(run)
 }
 
-/// SIGKILL of the server to the driver's notice.
-fn detection(exe: &PathBuf, system: &str, ep: &str, mut server: Proc) -> Result<Duration, String> {
+/// SIGKILL of the server to the driver's notice; `None` when the driver heard nothing within
+/// its 10 s (`down timeout`).
+fn detection(exe: &PathBuf, system: &str, ep: &str, mut server: Proc) -> Result<Option<Duration>, String> {
     let (_watcher, mut out) =
         start(exe, &["drive", "--system", system, "--connect", ep, "--workload", "watch"], "watching")?;
     let killed = Instant::now();
@@ -130,16 +145,18 @@ fn detection(exe: &PathBuf, system: &str, ep: &str, mut server: Proc) -> Result<
     let mut line = String::new();
     out.read_line(&mut line).map_err(|e| e.to_string())?;
     let took = killed.elapsed();
-    if !line.starts_with("down") {
-        return Err(format!("{system}: the watcher printed {line:?}, not a down notice"));
+    match line.trim() {
+        "down timeout" => Ok(None),
+        l if l.starts_with("down") => Ok(Some(took)),
+        _ => Err(format!("{system}: the watcher printed {line:?}, not a down notice")),
     }
-    Ok(took)
 }
 
 #[derive(Serialize)]
 struct Results {
     rounds: Vec<Vec<Run>>,
-    detection_ms: Vec<(String, f64)>,
+    /// Per round and system; `None`: not noticed within 10 s.
+    detection_ms: Vec<(String, Option<f64>)>,
 }
 
 fn median_of(runs: &[&Run], f: fn(&Run) -> f64) -> f64 {

@@ -1,8 +1,8 @@
-//! `weft-lab serve-ollama --capacity N`: measures the claim that the simulator is never
-//! the bottleneck — N concurrent streaming clients against a simulator pinned to **one** worker
-//! thread, each stream asking for the quick profile's tokens with no load slowdown
-//! (`full_load_factor = 1`, a slot per stream), so every stream should see exactly the
-//! profile's nominal inter-token rate.
+//! `weft-lab serve-ollama --capacity N`: checks what the agents study relies on, that the simulator
+//! is never the bottleneck — N concurrent streaming clients against a simulator pinned to **one**
+//! worker thread, each stream asking for the quick profile's tokens with no load slowdown
+//! (`full_load_factor = 1`, a slot per stream), so every stream should see exactly the profile's
+//! nominal inter-token rate.
 //!
 //! What it reports: the streams' achieved token rate beside the nominal one (client-side
 //! median, and the server's own `eval_count / eval_duration`, which grows when the simulator's

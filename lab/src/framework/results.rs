@@ -1,6 +1,6 @@
 //! The results file (`results.json`, schema 1) and how measurements become one.
 //!
-//! The field names of [`Results`], [`Row`] and [`RatioRow`] are a contract (issue 3): tools and
+//! The field names of [`Results`], [`Row`] and [`RatioRow`] are a contract: tools and
 //! baselines read them. Fields may be added (with `#[serde(default)]` so older files still
 //! load); none may be renamed or removed without bumping [`SCHEMA`].
 //!

@@ -8,9 +8,9 @@
 //!   default grid of the `--runtime`: `grid.rs`).
 //! * **configuration**: the knob variables set for one run; **default**: none set (every knob
 //!   variable removed from the child's environment).
-//! * **round**: `--warmup` discarded runs of the default (default 1: the first run of a round
-//!   measured 10–30% slow on this machine), then every configuration run `--reps` times,
-//!   interleaved (`rounds.rs`).
+//! * **round**: `--warmup` discarded runs of the default (default 1: the first run of a round is
+//!   markedly slow, a cold page cache and cold CPU caches), then every configuration run `--reps`
+//!   times, interleaved (`rounds.rs`).
 //! * **metric**: what one run yields — wall time, child CPU time, or a number read from the
 //!   command's stdout (`runner.rs`); lower is better unless `--higher-is-better`.
 //!

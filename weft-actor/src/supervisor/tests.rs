@@ -117,7 +117,7 @@ impl Actor for Probe {
     }
 }
 
-/// Issue 27's "restarts reuse the dead incarnation's block": on the supervisor's thread, the
+/// Restarts reuse the dead incarnation's memory: on the supervisor's thread, the
 /// dead incarnation's task, mailbox and cell go back to the thread's arena cache (LIFO per size
 /// class) before the restart builds the new ones, which therefore take the same slots. Checked
 /// by address: the new incarnation's state sits where the old one's did (same task slot) and

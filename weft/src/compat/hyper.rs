@@ -10,21 +10,20 @@
 //! to the socket's read (`ReadBuf::uninit`), so no byte is zero-filled; writes forward
 //! `poll_write_vectored`, so hyper's header+body `IoSlice`s go out in one `writev`.
 //!
-//! What `WeftTimer` costs a server (issue 14's target: within 2% of the same server without a
-//! timer). hyper 1.12 with a timer arms a header-read timeout for every request head: after
+//! What `WeftTimer` costs a server, against a target of 2% of the same server without a
+//! timer. hyper 1.12 with a timer arms a header-read timeout for every request head: after
 //! each response it polls for the next head at once (`notify_read`), creates a fresh `Sleep`
 //! (`sleep_until`, not `reset`: it drops the previous one as soon as a head is parsed), polls
 //! it when the head is not there yet, and drops it when the head arrives. So every request
 //! pays a `Box`, a runtime-handle clone, a wheel registration and a deregistration, plus
 //! hyper's own extra poll and clock read; no syscall is added (`strace -c`: 1 `recvfrom` and
-//! 1 `writev` per request either way). `weft-lab http-hello --runtimes weft-mt,tokio-mt
-//! --connections 64 --rounds 10 --seconds 10 --hyper-timer`: weft-mt+timer 0.955× the plain
-//! server's req/s, 1.042× its CPU per request; tokio-mt+timer 0.961×, 1.041×. `perf` puts the
-//! timer's own code at ≈2% of the server's CPU (`Sleep::poll` with the registration 0.6%,
-//! `deregister` 0.4%, clock reads 0.8%); the rest is hyper's extra poll. Tried: `reset` to a
-//! later deadline and re-polls with the same waker without the wheel lock (`time/entry.rs`,
-//! `time/sleep.rs`) — but hyper never calls `reset` in a keep-alive loop and polls each
-//! `Sleep` once, so the hello server gains nothing from it; the 2% target is not met.
+//! 1 `writev` per request either way). The timer costs weft and tokio about the same share of
+//! a hello server's throughput and CPU, over the 2% target; the timer's own code is about 2%
+//! of the server's CPU and the rest is hyper's extra poll (the `weft-lab http-hello
+//! --hyper-timer` and `perf` figures, with their commands: docs/notes/performance-figures.md,
+//! "hyper timer"). `reset` to a later deadline and re-polls with the same waker skip the
+//! wheel lock (`time/entry.rs`, `time/sleep.rs`), but hyper never calls `reset` in a
+//! keep-alive loop and polls each `Sleep` once, so the hello server gains nothing from them.
 //!
 //! No tokio runtime is needed or created: weft enables only tokio's `io-util` feature (traits
 //! and helpers; `net` comes in through hyper-util's legacy client, but never its `rt`), and

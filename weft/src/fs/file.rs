@@ -21,9 +21,9 @@ use crate::task::JoinHandle;
 
 /// tokio's default `max_buf_size`: the most one hop reads or the write-behind holds.
 const DEFAULT_MAX_BUF_SIZE: usize = 2 * 1024 * 1024;
-/// Bytes a read hop fetches when the caller asks for less. Measured with `weft-lab fs-bench`
-/// (317 MB of JSONL through `BufReader::lines`, 2 cores): 64 KiB 175 ms, 128 KiB 170–178 ms,
-/// 256 KiB 264–288 ms, 512 KiB 471 ms, 2 MiB 469 ms. The buffer is reused for every hop of a
+/// Bytes a read hop fetches when the caller asks for less: the fastest size in `weft-lab
+/// fs-bench` (JSONL through `BufReader::lines`; the sweep: docs/notes/performance-figures.md,
+/// "File read-ahead"), larger ones are markedly slower. The buffer is reused for every hop of a
 /// `File`; at 128 KiB it stays in the CPU cache and its pages stay mapped, while a 2 MiB one
 /// streams through memory and page-faults on every new file. Hops are still 16× fewer than
 /// tokio's 8 KiB ones, which is where tokio's time goes.

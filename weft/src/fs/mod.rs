@@ -21,9 +21,10 @@
 //!   when that is larger, up to `max_buf_size`, 2 MiB). tokio reads at most the caller's
 //!   buffer per hop, so a `BufReader<tokio::fs::File>` pays a hop per 8 KiB (tokio issues
 //!   #3664, #2700); the same code over a weft `File` pays one hop per 128 KiB and serves the
-//!   other 15 of each 16 reads from memory. Why not bigger: measured, a 2 MiB read-ahead was
-//!   2.7× slower than 128 KiB on the `fs-bench` line workload — a small reused buffer stays in
-//!   cache and its pages stay mapped (constant in `file.rs`, with the numbers).
+//!   other 15 of each 16 reads from memory. Why not bigger: a 2 MiB read-ahead is much slower
+//!   than 128 KiB on the `fs-bench` line workload — a small reused buffer stays in cache and
+//!   its pages stay mapped (`READ_AHEAD` in `file.rs`; figures in
+//!   docs/notes/performance-figures.md, "File read-ahead").
 //! - A `File` write copies the caller's bytes into a write-behind buffer and returns at once;
 //!   a single pool closure drains that buffer in a loop, taking whatever accumulated while
 //!   it wrote the previous batch. So a `BufWriter<File>` doing 8 KiB writes costs one hop per

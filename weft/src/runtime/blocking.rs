@@ -9,17 +9,18 @@
 //! cancels it) whose future completes in its one and only poll.
 //!
 //! # Size: the pool sizes itself
-//! The problem (a published file-search benchmark, one of the reports this project started
-//! from, not in this repository): a file search ran 8% slower on
-//! smol's default pool (500 threads on 10 cores) than with `BLOCKING_MAX_THREADS` = cores, and
-//! a sweep found 1 thread 6× slower than 10; tokio's 512 has the same trap. The best fixed size
+//! The problem (reference report 002, "Final Optimization Summary", a file-search engine
+//! compared on tokio, smol and rayon; where to read it: docs/notes/reference-reports.md): its
+//! file search ran 8% slower on smol's default pool (500 threads on 10 cores) than with
+//! `BLOCKING_MAX_THREADS` = cores, and its sweep found 1 thread 6× slower than 10; tokio's 512
+//! has the same trap. The best fixed size
 //! depends on the work: CPU-bound closures (parse a file from the page cache) want about one
 //! thread per core; closures that *wait* (DNS, a pipe, a cold disk) want many more; and
 //! closures that wait *on each other* deadlock in any pool too small for all of them.
 //!
 //! The rule, "keep as many pool threads runnable as there are cores":
-//! 1. *Floor*: up to `min(cores, cap)` threads are spawned on demand, as before (a queued
-//!    closure with no idle thread gets a new one).
+//! 1. *Floor*: up to `min(cores, cap)` threads are spawned on demand (a queued closure with
+//!    no idle thread gets a new one).
 //! 2. *Growth past the floor* is decided by a supervisor thread that exists only while a backlog
 //!    does (closures queued, no idle thread, fewer threads than the cap). Every `TICK` (2 ms) it
 //!    reads each pool thread's state (`/proc/self/task/<tid>/stat`) and counts the *runnable*
@@ -44,7 +45,7 @@
 //! on top of its hill climbing). Under loom the floor is the cap and there is no supervisor.
 //!
 //! Rejected alternatives:
-//! - *A fixed size* (tokio 512, smol 500, weft before this: 8 × cores in 16..=128): right for
+//! - *A fixed size* (tokio 512, smol 500, or the cap itself: 8 × cores in 16..=128): right for
 //!   one workload at a time; the report's sweep shows the cost of the wrong one.
 //! - *Hill climbing on throughput* (.NET): perturb the thread count, keep the change if the
 //!   completion rate improved. It needs many noisy samples per decision (hundreds of ms), while
@@ -54,11 +55,11 @@
 //! - *Thread CPU clocks alone* (`CLOCK_THREAD_CPUTIME_ID`): off-CPU time then mixes blocked and
 //!   runnable-but-waiting, so a pool on a busy machine would grow into the oversubscription it
 //!   should avoid; the thread state separates the two.
-//! - *Blocked time from `schedstat`* (this pool's first rule: busy threads × tick − on-CPU time −
-//!   run-queue wait): the kernel adds a running thread's CPU time at scheduler ticks and a
-//!   runnable thread's wait only once it runs, so within a 2 ms tick threads that computed
-//!   looked blocked, and the pool grew to its cap on CPU-bound work: 16 threads on 2 cores for
-//!   the 300-file search, 0.22–0.26 s and 40 MB peak RSS against 0.19–0.22 s and 18 MB with 2.
+//! - *Blocked time from `schedstat`* (busy threads × tick − on-CPU time − run-queue wait): the
+//!   kernel adds a running thread's CPU time at scheduler ticks and a runnable thread's wait
+//!   only once it runs, so within a 2 ms tick threads that compute look blocked, and the pool
+//!   grows to its cap on CPU-bound work (the 300-file search on 2 cores: slower, with twice
+//!   the peak RSS; docs/notes/performance-figures.md, "Blocking pool").
 //!   Sampling the state has no such lag; its noise (a thread caught in a short wait) is why
 //!   growth needs two ticks in a row.
 //! - *Counting blocked threads and replacing each*: threads that wait half of the time would

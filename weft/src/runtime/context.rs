@@ -100,8 +100,8 @@ pub(crate) fn current_or_panic(what: &str) -> scheduler::Handle {
 }
 
 /// Inline always: it is a thread-local read around `f`, on every wake's path (`schedule_task`),
-/// and LLVM's choice flipped with unrelated changes elsewhere (out of line: +9 instructions per
-/// `ping_pong` hop, callgrind `weft-lab actors --workers 1`).
+/// and LLVM's choice flips with unrelated changes elsewhere (out of line, it costs every
+/// `ping_pong` hop of `weft-lab actors --workers 1`).
 #[inline(always)]
 pub(crate) fn with_scheduler<R>(f: impl FnOnce(Option<&scheduler::Context>) -> R) -> R {
     let ptr = CONTEXT.try_with(|c| c.scheduler.get()).ok().flatten();

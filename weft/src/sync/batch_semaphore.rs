@@ -106,7 +106,7 @@ impl RawSemaphore {
 
     /// Takes `n` permits if they are all available now. Inline: every bounded channel's send
     /// takes its permit here, and out of line its call and the `n` check it cannot fold cost
-    /// 10 instructions per send (callgrind, `weft-lab actors --filter =tell_1t`).
+    /// every send (`weft-lab actors --filter =tell_1t`; docs/notes/performance-figures.md).
     #[inline(always)]
     pub(crate) fn try_acquire(&self, n: usize) -> Result<(), TryAcquireError> {
         assert!(n <= MAX_PERMITS, "cannot acquire more than {MAX_PERMITS} permits");
@@ -147,8 +147,8 @@ impl RawSemaphore {
     ///
     /// The common case inline, one CAS on a word without waiters (every message a bounded
     /// channel's receiver takes gives its permit back here); the rest is `release_slow`. As one
-    /// out-of-line function it cost 29 instructions per message (callgrind, `weft-lab actors
-    /// --filter =tell_1t`).
+    /// out-of-line function it costs every message more (`weft-lab actors --filter =tell_1t`;
+    /// docs/notes/performance-figures.md).
     #[inline(always)]
     pub(crate) fn release(&self, n: usize) {
         let cur = self.state.load(Relaxed);
@@ -192,7 +192,7 @@ impl RawSemaphore {
                 // SAFETY: we hold the semaphore mutex, which guards a linked waiter's `remaining`.
                 let need = unsafe { waiter.remaining.with(|r| *r) };
                 if n < need {
-                    // SAFETY: under the mutex.
+                    // SAFETY: we hold the semaphore mutex, which guards a linked waiter's `remaining`.
                     unsafe { waiter.remaining.with_mut(|r| *r -= n) };
                     n = 0;
                     break;
@@ -202,9 +202,11 @@ impl RawSemaphore {
                 }
                 n -= need;
                 waiters.pop_front();
-                // SAFETY: under the mutex; the node was just unlinked by us.
+                // SAFETY: we hold the semaphore mutex, which guards a waiter's `remaining`; the node was
+                // just unlinked by us.
                 unsafe { waiter.remaining.with_mut(|r| *r = 0) };
-                // SAFETY: under the mutex.
+                // SAFETY: a waiter's `waker` is read and written only under the waiters mutex, which
+                // we hold.
                 if let Some(w) = unsafe { waiter.waker.with_mut(|w| (*w).take()) } {
                     wakers.push(w);
                 }
@@ -240,8 +242,8 @@ impl RawSemaphore {
     ///
     /// Without `WAITERS` in the word it closed, nobody is queued and nobody can queue any more
     /// (queueing sets `WAITERS` by a CAS from a word without `CLOSED`), so the mutex is not
-    /// taken: every bounded channel's receiver closes it, and the lock was 59 instructions of
-    /// each actor's life (callgrind, `weft-lab actors --filter =skynet_doc_1t`). With
+    /// taken: every bounded channel's receiver closes it, so the lock would be a cost in each
+    /// actor's life (`weft-lab actors --filter =skynet_doc_1t`). With
     /// `WAITERS`, the queueing acquirer still holds the mutex until its node is linked, so
     /// taking it here finds the node.
     pub(crate) fn close(&self) {
@@ -255,7 +257,8 @@ impl RawSemaphore {
                 let Some(node) = waiters.pop_front() else { break };
                 // SAFETY: the node was linked (so alive) and we hold the mutex.
                 let waiter = unsafe { &(*node.as_ptr()).data };
-                // SAFETY: under the mutex.
+                // SAFETY: a waiter's `waker` is read and written only under the waiters mutex, which
+                // we hold.
                 if let Some(w) = unsafe { waiter.waker.with_mut(|w| (*w).take()) } {
                     wakers.push(w);
                 }

@@ -153,8 +153,8 @@ impl<T> Slot<T> {
 /// then skipped, as in tokio). Only on that path may a value whose last claim this was be
 /// dropped under the slot's lock, as tokio always does; the normal path (`Receiver::read`)
 /// drops it after the unlock. It borrows the slot's `MutexGuard` rather than owning it: moving
-/// the guard into and out of an owning claim on every read cost each receive measurably more
-/// (the note in the commit that made this change has the callgrind figures).
+/// the guard into and out of an owning claim on every read costs each receive measurably more
+/// (`weft-lab micro --filter broadcast_fanout`; docs/notes/performance-figures.md).
 struct ReleaseOnUnwind<'g, 'a, T>(&'g mut MutexGuard<'a, Slot<T>>);
 
 impl<T> Drop for ReleaseOnUnwind<'_, '_, T> {

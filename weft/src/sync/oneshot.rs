@@ -17,10 +17,9 @@
 //! One allocation per channel (an `ArenaArc`: in the runtime's task arena when made on a
 //! runtime, `task/arena_arc.rs`); `send` is one write and one CAS, and wakes the receiver only
 //! if it registered. From the arena, a burst of a million parked oneshots goes back to the
-//! system when it ends (`weft-lab memory-burst`, weft-mt, RSS above baseline 1 s after the
-//! burst, 3 rounds: 84.7 MB with the oneshots from glibc, 4.8 MB from the arena), and an
-//! `ask_1t` in `weft-lab actors` costs 1,558 instructions instead of 1,581 (callgrind, one
-//! worker).
+//! system when it ends (`weft-lab memory-burst`), where glibc keeps most of it, and an
+//! `ask_1t` in `weft-lab actors` costs slightly less (docs/notes/performance-figures.md,
+//! "Task arena").
 
 use std::fmt;
 use std::future::Future;

@@ -2,12 +2,13 @@
 //! by per-thread caches, and freed with the runtime.
 //!
 //! # Why
-//! At a million live tasks the allocator, not the scheduler, set the spawn cost: `perf` on
-//! `spawn_outside 1M` (weft-mt, 2 cores) put ~15% of the samples in page faults on fresh heap
-//! (`clear_page`, `do_anonymous_page`, memcg charging) and ~8% in `malloc`/`free`; the same
+//! At a million live tasks the allocator, not the scheduler, sets the spawn cost: `perf` on
+//! `spawn_outside 1M` puts a large share of the samples in page faults on fresh heap
+//! (`clear_page`, `do_anonymous_page`, memcg charging) and in `malloc`/`free`, and the same
 //! binary with glibc's heap on transparent huge pages (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`)
-//! ran the workload in 89–102 ms instead of 205–224 ms. A runtime cannot choose its users'
-//! allocator, but it can own the memory of its task cells: this module.
+//! runs the workload about twice as fast (docs/notes/performance-figures.md, "Task arena"). A
+//! runtime cannot choose its users' allocator, but it can own the memory of its task cells:
+//! this module.
 //!
 //! # Glossary
 //! * **class** — cell sizes rounded up to 16 bytes, from 16 to 1,024 (64 classes); a cell
@@ -17,11 +18,11 @@
 //!   class's first, doubling up to 2 MiB; 2 MiB chunks are 2 MiB-aligned and advised to the
 //!   kernel as huge-page candidates (`MADV_HUGEPAGE`: one fault and one TLB entry per 2 MiB
 //!   instead of 512). Smaller chunks ask for 16-byte alignment only: with page alignment glibc
-//!   served them from fresh pages in every new runtime (a current-thread runtime spawning
-//!   1,000 tasks: 17 page faults, 133 µs, against 98 µs without the arena; with 16-byte
-//!   alignment no fault, 91 µs). Chunks of 128 KiB and more still come from fresh mappings in
-//!   each new runtime (glibc maps them; ~350 faults for 10,000 tasks): a runtime that lives
-//!   pays them once, the lab's fresh runtime per sample pays them every sample.
+//!   serves them from fresh pages in every new runtime, so a short-lived runtime's first
+//!   spawns page-fault and cost more than without the arena (docs/notes/performance-figures.md,
+//!   "Task arena"). Chunks of 128 KiB and more still come from fresh mappings in each new
+//!   runtime (glibc maps them): a runtime that lives pays those faults once, the lab's fresh
+//!   runtime per sample pays them every sample.
 //!   Chunks are carved into slots on demand. 2 MiB chunks are mapped with `mmap` directly and
 //!   given back with `munmap` by a trim (below); smaller ones (under 2 MiB per class in all)
 //!   stay until the arena goes.
@@ -496,7 +497,9 @@ impl Inner {
                 Some(i) if empty(&chunks[i]) && chunks[i].0 == carving_start => unsafe { carve_slots.push(slot) },
                 Some(i) if empty(&chunks[i]) => {}
                 _ => {
-                    // SAFETY: as above.
+                    // SAFETY: a free slot of this class, popped from `taken`, which this trim
+                    // owns (the depot's lists were taken in step 1); slots of the class are
+                    // 16-aligned and at least 16 bytes.
                     unsafe { current.push(slot) };
                     if current.len == BATCH {
                         keep.push(current.take());
@@ -646,7 +649,7 @@ impl TaskArena {
     /// Never inline, and `free` neither: both are called from generic code instantiated in
     /// the user's crate, and with the thread cache's fast path inline in them they grew those
     /// callers enough to change LLVM's inlining there (`weft-lab micro`'s `mpsc_uncontended`:
-    /// the `send` future's drop went out of line, 9 instructions per message, callgrind).
+    /// the `send` future's drop goes out of line, which costs every message).
     #[inline(never)]
     pub(crate) fn alloc(&self, class: usize) -> NonNull<u8> {
         #[cfg(not(loom))]
@@ -764,9 +767,8 @@ mod thread_cache {
     ///
     /// The common case (the cache serves `inner` and holds a slot of the class) here, the
     /// rest out of line (`alloc_slow`, and the depot's `alloc_one`, cold): with the depot
-    /// code inline, every call saved and restored six registers. ~9 instructions fewer per
-    /// slot, three slots made and freed per actor spawn (task, mailbox, cell): 3,056 -> 3,002
-    /// instructions per spawn (callgrind `weft-lab actors --filter =spawn`, one worker).
+    /// code inline, every call saves and restores six registers, and every actor spawn makes
+    /// and frees three slots (task, mailbox, cell; docs/notes/performance-figures.md).
     #[inline]
     pub(super) fn alloc(inner: &Arc<Inner>, class: usize) -> Option<NonNull<u8>> {
         let hit = CACHE.try_with(|cache| {

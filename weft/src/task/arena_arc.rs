@@ -8,9 +8,9 @@
 //! # Why
 //! An actor's mailbox is a channel of ~600 bytes, created with the actor and freed when it
 //! stops. With many such channels alive, glibc's per-thread cache (7 chunks per size) is
-//! empty, and each `malloc` and `free` of a channel takes its slow paths: 221 instructions to
-//! create and ~140 to free in `weft-lab actors --filter =spawn` (callgrind, one worker,
-//! 10,000 actors), out of 3,544 per actor. The arena's thread caches hand out and take back
+//! empty, and each `malloc` and `free` of a channel takes its slow paths, a visible share of
+//! each actor's spawn in `weft-lab actors --filter =spawn` (docs/notes/performance-figures.md,
+//! "Task arena"). The arena's thread caches hand out and take back
 //! any number of slots of a class with a list push or pop. A task cell already comes from
 //! there; a channel is the same kind of memory (made with a task, gone with it).
 //!
@@ -32,8 +32,8 @@
 //!
 //! # Costs
 //! * With few channels alive, where glibc's per-thread cache serves every request, the
-//!   arena path costs the same: `chained_spawn` (each actor spawns the next, so one or two
-//!   mailboxes live at a time) took 2,609 instructions per actor with glibc, 2,608 here.
+//!   arena path costs the same as glibc: `chained_spawn` (each actor spawns the next, so one
+//!   or two mailboxes live at a time) shows no difference (docs/notes/performance-figures.md).
 //! * The handle is one shared read-modify-write when a channel is made and one when it is
 //!   freed (the arena's `Arc` count), as the task's scheduler handle is for a task.
 //!
@@ -42,10 +42,9 @@
 //!   allocator to tune and to trim. The task arena is already tuned and trimmed; this module
 //!   only asks it for memory.
 //! * One helper for "arena slot if it serves the layout, else the global allocator", shared
-//!   with `raw::alloc_cell`/`free_cell`, which make the same decision (built 2026-11-28):
-//!   the same instructions, but LLVM then left the `send` future's drop out of line in
-//!   `weft-lab micro`'s `mpsc_uncontended` (+9 instructions per message, callgrind), so the
-//!   two stay written out.
+//!   with `raw::alloc_cell`/`free_cell`, which make the same decision: the same
+//!   instructions, but LLVM then leaves the `send` future's drop out of line in `weft-lab
+//!   micro`'s `mpsc_uncontended`, which costs every message, so the two stay written out.
 //! * No arena handle, relying on the runtime to outlive its channels: it does not have to
 //!   (see "arena handle"), and a freed chunk under a live channel is a use-after-free.
 
@@ -78,7 +77,9 @@ pub struct ArenaArc<T> {
 // SAFETY: as `Arc<T>`: clones on several threads share `&T` (needs `T: Sync`) and the last one,
 // on any thread, drops the `T` (needs `T: Send`). The count is atomic.
 unsafe impl<T: Send + Sync> Send for ArenaArc<T> {}
-// SAFETY: see `Send`.
+// SAFETY: as `Arc<T>`: `&ArenaArc<T>` on several threads gives each `&T` (needs `T: Sync`) and
+// lets each clone the handle, whose last clone may drop the `T` on any thread (needs
+// `T: Send`). The count is atomic.
 unsafe impl<T: Send + Sync> Sync for ArenaArc<T> {}
 
 // As `Arc<T>`: the value is never moved by whoever moves the handle, so pinning the handle

@@ -31,9 +31,9 @@ pub(crate) fn forced_yields_on_this_thread() -> u64 {
 pub(crate) struct BudgetGuard(Option<u8>);
 
 impl BudgetGuard {
-    // Left out of line on purpose. Forced inline (2026-11-28) it saved 19 instructions per
-    // `ping_pong` hop and 36 per `ask_1t` in `weft-lab actors`, but cost `weft-lab micro
-    // --filter mpsc` 3.5% more instructions (callgrind, weft-ct).
+    // Left out of line on purpose. Forced inline it makes `ping_pong` and `ask_1t` in
+    // `weft-lab actors` cheaper but `weft-lab micro --filter mpsc` dearer
+    // (docs/notes/performance-figures.md, "Inlining and layout choices").
     pub(crate) fn new(budget: Option<u8>) -> BudgetGuard {
         BudgetGuard(CURRENT.try_with(|c| c.replace(budget)).unwrap_or(None))
     }
@@ -61,8 +61,7 @@ impl RestoreOnPending {
 }
 
 impl Drop for RestoreOnPending {
-    // Inlined into every leaf future's poll (as it was while the type was crate-private, where
-    // it measured 9 instructions per mpsc send fewer in callgrind).
+    // Inlined into every leaf future's poll: out of line, every mpsc send pays a call.
     #[inline]
     fn drop(&mut self) {
         if let Some(prev) = self.0.get() {

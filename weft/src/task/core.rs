@@ -76,14 +76,14 @@ pub(super) struct Trailer {
 
 impl<T: Future, S> Cell<T, S> {
     /// Writes a new cell into `mem`, field by field. Inlined into `raw::allocate` (out of line
-    /// it cost 17 more instructions per spawn under callgrind), which takes the memory from the
-    /// runtime's arena or the global allocator; see `stats.rs`, "Size", for why small cells are
-    /// now 136 bytes.
+    /// it costs every spawn more), which takes the memory from the runtime's arena or the
+    /// global allocator; see `stats.rs`, "Size", for why a small task's cell fits in 120 bytes
+    /// (a unit test below holds it there).
     ///
-    /// In place rather than `mem.write(Cell { .. })`: that built the whole cell on the stack
-    /// first, so a large future was copied once more per spawn (`weft-lab actors --filter
-    /// =spawn`, callgrind: a `memcpy` of the actor's future in `allocate` on top of the move
-    /// into the cell).
+    /// In place rather than `mem.write(Cell { .. })`: that builds the whole cell on the stack
+    /// first, so a large future is copied once more per spawn (in `weft-lab actors --filter
+    /// =spawn`, a `memcpy` of the actor's future in `allocate` on top of the move into the
+    /// cell).
     ///
     /// # Safety
     /// `mem` is valid for writes of one `Cell<T, S>` and properly aligned.

@@ -177,8 +177,8 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     }
 
     /// Polls the future under `RUNNING`; on `Ready` (or panic) stores the output and returns
-    /// true. (Forcing it inline into `poll` cost 13 more instructions per poll under callgrind,
-    /// not fewer: left to the compiler.)
+    /// true. (Forcing it inline into `poll` makes every poll dearer, not cheaper: left to the
+    /// compiler.)
     fn poll_future(&self) -> bool {
         let header = self.header();
         let waker = waker::waker_ref(self.task());
@@ -226,14 +226,14 @@ impl<T: Future + 'static, S: Schedule> Harness<T, S> {
     fn store_output(&self, out: Result<T::Output, JoinError>) {
         let core = self.core();
         let dropped = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: we hold RUNNING.
+            // SAFETY: we hold RUNNING, which grants exclusive access to the stage.
             unsafe { self.consume_stage() }
         }));
         let out = match dropped {
             Ok(()) => out,
             Err(payload) => Err(JoinError::panic(self.header().id(), payload)),
         };
-        // SAFETY: we hold RUNNING.
+        // SAFETY: we hold RUNNING, which grants exclusive access to the stage.
         unsafe { core.set_stage(Stage::Finished(out)) };
     }
 

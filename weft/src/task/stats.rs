@@ -29,17 +29,14 @@
 //!
 //! Why so tight: a small task's cell (header 64 bytes, scheduler handle and output slot 32 —
 //! `JoinError` is two words for this — join waker 16, this word 8) is then 120 bytes, a
-//! 128-byte slot of the runtime's task arena (`arena.rs`; a unit test holds it there). When
-//! cells came from malloc, past 120 the chunk was 144 bytes, over glibc's 128-byte fastbin
-//! limit, and the cell was moved into its box with a `memcpy` call (measured below).
+//! 128-byte slot of the runtime's task arena (`arena.rs`; a unit test holds it there). From
+//! malloc, a cell past 120 bytes takes a 144-byte chunk, over glibc's 128-byte fastbin limit,
+//! and is moved into its box with a `memcpy` call.
 //!
-//! Rejected: all fields inline (32 bytes, as first built; cell 152 bytes) and then 16 bytes
-//! (`u32` count, `u32` bind time, a pointer to the timed fields; cell 136). Measured with
-//! callgrind (deterministic instruction counts; 100,000 `spawn`s of `async move { i }` joined
-//! on a current-thread runtime, a throwaway program; per task, setup included): 925
-//! instructions before these statistics existed, 1,046 with 32 bytes, 1,115 with 16 (most of
-//! the difference: `free` coalescing past the fastbins, `unlink_chunk` +23 per task, and the
-//! `memcpy`, +30).
+//! Rejected: all fields inline (32 bytes; cell 152 bytes) and 16 bytes (`u32` count, `u32`
+//! bind time, a pointer to the timed fields; cell 136). Both cost every spawn more than this
+//! word does, mostly `free` coalescing past the fastbins and the `memcpy` (callgrind figures
+//! and the program that measures them: docs/notes/performance-figures.md, "Task statistics").
 //!
 //! The atomics are `loom::unmodeled`: they are observations only, no decision depends on
 //! them, so the loom models need not explore them. The timed box's address is written once,
@@ -119,9 +116,8 @@ fn epoch_millis() -> u32 {
 /// The monotonic clock in milliseconds, at the kernel's tick (`CLOCK_MONOTONIC_COARSE`: 4 ms
 /// at HZ=250). Ages are reported in milliseconds and measured from the first idle, so the
 /// tick is all the precision they have ever had to offer; the read costs a load of the
-/// kernel's last tick where the precise clock's costs `rdtsc` and a conversion (5 ns against
-/// 22.5 on this box, `clock_gettime` in a loop; every task that goes idle reads it once: 89
-/// instructions per actor, callgrind `weft-lab actors --filter =skynet_doc_1t`).
+/// kernel's last tick where the precise clock's costs `rdtsc` and a conversion, and every task
+/// that goes idle reads it once (docs/notes/performance-figures.md, "Task statistics").
 #[cfg(target_os = "linux")]
 fn coarse_millis() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };

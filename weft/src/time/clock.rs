@@ -233,9 +233,9 @@ pub fn resume() {
 /// auto-advances the clock to that tick's end, so `Instant::now()` may read up to 1 µs past
 /// the instant asked for (tokio: up to 1 ms). With `start_paused` every step is exact.
 ///
-/// Rejected: firing the due timers inside `advance` and yielding once (what weft did first):
-/// a timer filed at the tick just after a sub-tick instant was left behind, so a key set to
-/// expire in 1 s was still there after `advance(1 s)`.
+/// Rejected: firing the due timers inside `advance` and yielding once: a timer filed at the
+/// tick just after a sub-tick instant is left behind, so a key set to expire in 1 s is still
+/// there after `advance(1 s)`.
 ///
 /// # Panics
 /// Outside a runtime, or if time is not paused.

@@ -69,11 +69,11 @@
 //!   in time), so O(1) cancel is what matters; the wheel has it and needs no allocation.
 //! * **A single-level (hashed) wheel**: O(1) too, but each turn must skip entries that are
 //!   many rounds away; the levels keep every visit useful.
-//! * **1 ms ticks** (tokio's, and weft's until the I/O driver waited with nanosecond
-//!   timeouts, `runtime/io/epoll.rs`): the tick then dominates lateness (`weft-lab lateness`
-//!   p50 ≈ 1.07 ms with I/O enabled). 1 µs ticks cost one more cascade level for a given
-//!   duration; `advance` jumps from one occupied slot to the next, so finer ticks do not add
-//!   slot visits for empty time.
+//! * **1 ms ticks** (tokio's): with the I/O driver waiting with nanosecond timeouts
+//!   (`runtime/io/epoll.rs`), the tick would dominate lateness (`weft-lab lateness`;
+//!   docs/notes/performance-figures.md, "Timer lateness"). 1 µs ticks cost one more cascade level
+//!   for a given duration; `advance` jumps from one occupied slot to the next, so finer ticks do
+//!   not add slot visits for empty time.
 //! * **Coarser resolution (e.g. 10 ms ticks)**: fewer ticks to process, but every sleep could
 //!   then fire up to 10 ms late (the lab's `lateness` command measures exactly this).
 //!

@@ -6,8 +6,8 @@
 //! fire early).
 //!
 //! Why 1 µs and not tokio's 1 ms: with the I/O driver waiting with nanosecond timeouts
-//! (`runtime/io/epoll.rs`), the tick is what bounds timer lateness; 1 ms ticks made every
-//! sleep late by 0.5 ms on average. The price is one more level of cascading for a given
+//! (`runtime/io/epoll.rs`), the tick is what bounds timer lateness; 1 ms ticks would make every
+//! sleep late by half a tick on average. The price is one more level of cascading for a given
 //! duration (a 1 ms sleep sits on level 1 and cascades once, 0–64 µs before it fires).
 //!
 //! An entry goes in the lowest level whose window, aligned at the current `elapsed` tick,
@@ -442,7 +442,8 @@ mod tests {
             // SAFETY: the entries are pinned in `es`, live for the whole test, and not linked yet.
             unsafe { wheel.insert(ptr(e), w).unwrap() };
         }
-        // SAFETY: linked, live entries.
+        // SAFETY: the entries are pinned in `es` and live for the whole test, and the two are
+        // linked in this wheel (inserted above, not yet removed), as `remove` requires.
         unsafe {
             wheel.remove(ptr(&es[0]));
             wheel.remove(ptr(&es[2]));

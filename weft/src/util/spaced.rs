@@ -5,11 +5,10 @@
 //!
 //! `CachePadded` aligns to 128 bytes on x86-64, and a struct with an alignment above 16 is
 //! allocated through `posix_memalign`, which glibc serves by over-allocating and splitting
-//! the chunk. Measured with callgrind on `weft-lab actors --filter =spawn` (one worker; an
-//! actor's mailbox is one channel): creating a bounded channel with its first block cost
-//! 2,417 instructions with `CachePadded` and 645 without it; a whole actor spawn went from
-//! 5,539 to 5,084 instructions (glibc's cost moves between allocations when many are freed
-//! at once, so the per-spawn total is the number to trust).
+//! the chunk: under callgrind on `weft-lab actors --filter =spawn` (an actor's mailbox is one
+//! channel), creating a channel with `CachePadded` costs several times what it costs without,
+//! and a whole actor spawn costs measurably more (figures and command:
+//! docs/notes/performance-figures.md, "Spaced fields").
 //!
 //! Only what follows a spaced value is kept away from it; what precedes it is the previous
 //! field, so a holder puts its spaced fields first, in `repr(C)` order (see `mpsc::chan`).

@@ -16,11 +16,11 @@ pub const SCALING_STEPS: u64 = 1_500_000;
 /// `acc ← acc·(seed|1) + k` for k in 0..steps: a chain of dependent multiplies that no compiler
 /// can shorten (each step needs the previous one), about 4 cycles a step.
 ///
-/// Never inlined, so every runtime runs this one copy. The first kernel summed `black_box(k) ×
-/// factor` — a store and a reload per step — inlined into each runtime's poll function; its speed
-/// then depended on where the loop landed, and one build ran weft's copy at half the speed of
-/// tokio's (`multi_thread_scaling` 2.06× tokio-mt there, 1.00× in the build before, whose only
-/// change was code this workload never calls). A throughput-bound loop (`k` made opaque by an
+/// Never inlined, so every runtime runs this one copy. Rejected: summing `black_box(k) × factor`
+/// — a store and a reload per step — inlined into each runtime's poll function; its speed then
+/// depends on where the loop lands, and a change in code this workload never calls can run
+/// weft's copy at half the speed of tokio's (docs/notes/performance-figures.md, "Compute
+/// kernel"). A throughput-bound loop (`k` made opaque by an
 /// empty `asm!`) was rejected too: on the 2-CPU development machine it ran no faster on two
 /// workers than on one (the two virtual CPUs seem to share one core's execution units, which a
 /// latency-bound chain leaves half idle), and this workload is about spreading work.

@@ -2,8 +2,9 @@
 //! `epoll_wait` plus a `timerfd` in the set.
 //!
 //! `mio::Poll::poll` takes a `Duration` but hands `epoll_wait` whole milliseconds, rounded
-//! up, so every timer deadline reached through the I/O driver was late by up to a
-//! millisecond (p50 ≈ 1.07 ms in `weft-lab lateness`). The driver therefore keeps mio for
+//! up, so every timer deadline reached through it would be late by up to a millisecond
+//! (`weft-lab lateness`; docs/notes/performance-figures.md, "Timer lateness"). The driver
+//! therefore keeps mio for
 //! registration (its `Registry`, its eventfd `Waker`) and waits on mio's epoll fd itself:
 //!
 //! * **`epoll_pwait2`**, whose timeout is a `timespec`: no extra syscall, no extra fd.

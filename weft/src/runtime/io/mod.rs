@@ -193,9 +193,9 @@ impl Driver {
     /// A non-blocking turn of a worker that still has tasks: takes at most the busy batch.
     /// With no socket registered there is no readiness to collect, and the `epoll_wait(0)` is
     /// skipped: a worker running tasks that yield polls the driver once per round of its queue
-    /// (`multi_thread/worker.rs`), which for a lone yielder is once per yield; the syscall
-    /// tripled the cost of a yield on the current-thread runtime (`weft-lab micro --filter
-    /// yield`, `yield_in_hot_loop`: 158 → 537 ms per 1M). What waits meanwhile is harmless: a
+    /// (`multi_thread/worker.rs`), which for a lone yielder is once per yield; the syscall would
+    /// triple the cost of a yield on the current-thread runtime (`weft-lab micro --filter
+    /// yield_in_hot_loop`; docs/notes/performance-figures.md). What waits meanwhile is harmless: a
     /// pending driver wake-up stays in the eventfd for the next turn, and registrations
     /// released since the last turn are freed by the next one (a later socket's, or a park's).
     pub(crate) fn turn_busy(&mut self, handle: &Handle) -> bool {

@@ -192,9 +192,9 @@ where
     /// only (every caller): a read that returns less than asked drained the socket, so the
     /// readiness it observed is cleared and the next read waits for the next edge instead of
     /// paying a `recv` that would fail with `EAGAIN` (one syscall per request in an HTTP
-    /// server; tokio does the same). A newer edge is never erased: clearing is per tick.
-    /// Measured: `recvfrom` per hyper request 2.0 → 1.0 (`strace -c -f`, 1 connection); server
-    /// CPU per request unchanged within the noise (1.62–1.65× tokio-mt before, 1.57–1.64× after).
+    /// server; tokio does the same). A newer edge is never erased: clearing is per tick. It
+    /// halves the `recvfrom` calls per hyper request; server CPU per request stays within the
+    /// noise (docs/notes/performance-figures.md, "Socket reads").
     pub(crate) fn poll_read(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let io = self.get_ref();
         loop {

@@ -106,9 +106,9 @@ impl MetricsConfig {
 ///
 /// The shared counters are each on their own cache line (`CachePadded`): `config` and the
 /// `workers` pointer are read on every poll and spawn, and when they shared a line with
-/// `remote_spawned_count` every spawn from outside the workers invalidated that line in every
-/// worker's cache (the lab's `spawn_many` on the multi-thread runtime went from 0.32× to
-/// 0.58× of tokio's time when the per-poll `config` reads arrived).
+/// `remote_spawned_count` every spawn from outside the workers would invalidate that line in
+/// every worker's cache (the lab's `spawn_many` on the multi-thread runtime; figures in
+/// docs/notes/performance-figures.md, "Scheduler metrics").
 pub(crate) struct SchedulerMetrics {
     pub(crate) workers: Box<[WorkerMetrics]>,
     /// Tasks pushed to the injection queue from outside the workers (spawns and wakes).

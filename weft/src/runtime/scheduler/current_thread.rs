@@ -9,8 +9,9 @@
 //! A task that yields while the injection queue holds work waits in `Core::deferred` until the
 //! local and injection queues are empty (as on the multi-thread workers, see the essay in
 //! `multi_thread/worker.rs`): tasks that keep yielding would otherwise keep the local queue
-//! non-empty and let remote work in one task per `global_queue_interval` ticks. Cost, callgrind,
-//! 200 tasks × 1,000 yields: 440 instructions per yield, 430 before. As on the workers, the
+//! non-empty and let remote work in one task per `global_queue_interval` ticks. The deferred
+//! list costs a few instructions per yield (docs/notes/performance-figures.md, "Deferred
+//! yields"). As on the workers, the
 //! driver is polled before the first task that yielded since its last poll runs again
 //! (`Core::yield_countdown`; one poll per round of the queue), so a yield lets ready I/O in.
 //! When the driver poll before a yielded task wakes the `block_on` future, the future runs
@@ -84,9 +85,8 @@ impl Core {
     /// The local and injection queues are empty: returns the first deferred task and moves
     /// the others to the local queue; the driver is polled before it runs.
     fn requeue_deferred(&mut self) -> Option<Runnable<Arc<Handle>>> {
-        // Checked first: an empty `Drain` still cost 29 instructions to build and drop, once
-        // per turn of `block_on` that finds the queues empty (callgrind, `weft-lab actors
-        // --filter =ask_1t`).
+        // Checked first: building and dropping an empty `Drain` is not free, and this runs once
+        // per turn of `block_on` that finds the queues empty (`weft-lab actors --filter =ask_1t`).
         if self.deferred.is_empty() {
             return None;
         }

@@ -26,13 +26,13 @@
 //!    once (a CAS on the idle word enforces it), so a burst of work does not wake everybody
 //!    into a stealing frenzy (no thundering herd).
 //!
-//!    There is deliberately no further spinning. An earlier version re-checked the queues'
-//!    lengths for 64 rounds before parking; measured with weft-lab on 2 workers it was a net
-//!    loss: a thief that stays awake steals every freshly woken task of a fine-grained
-//!    pipeline, so producers and consumers end up on both cores fighting over the same cache
-//!    lines (`mpsc_contended` 1M: ~200 ms with the spin, ~90 ms without, tokio-mt ~150 ms;
-//!    `spawn_inside` 1M 0.35× → 0.30× tokio, `yield_in_hot_loop` 0.38× → 0.16×). 512 rounds
-//!    cut context switches from 2,175 to 76 per 1M spawns and still made spawning slower.
+//!    There is deliberately no further spinning. Re-checking the queues' lengths for some
+//!    rounds before parking is a net loss on 2 workers: a thief that stays awake steals every
+//!    freshly woken task of a fine-grained pipeline, so producers and consumers end up on both
+//!    cores fighting over the same cache lines (`mpsc_contended`, `spawn_inside` and
+//!    `yield_in_hot_loop` all lose). Spinning longer (512 rounds) cuts context switches to a
+//!    trickle and still makes spawning slower. Figures and command:
+//!    docs/notes/performance-figures.md, "Spinning before parking".
 //!    A sleeping worker is woken by `notify_parked` when a queue holds more than one task,
 //!    which rate-limits stealing to when it pays.
 //! 2. *Park* — the worker registers as a sleeper in `Idle` and then sleeps in its `Parker`.
@@ -74,12 +74,12 @@
 //! sockets are read while the long-running task runs. The hand-over is *lazy*: the monitor
 //! (`multi_thread/monitor.rs`) does it once a worker has been in one poll for a whole sample
 //! and nobody sleeps in the driver, sampling at least every 1 ms while a worker polls and
-//! another sleeps. Handing over every time a worker left the driver (as before) cost a futex
-//! wake and a thread switch per request at low load: hyper hello at 1 connection, server CPU
-//! per request 1.32–1.50× tokio-mt's with it, 0.98× without (`weft-lab http-hello
-//! --connections 1`); without a monitor (threshold 0) the hand-over stays eager.
-//! `tests/fairness.rs` has the scenario that failed
-//! (a timer 366 ms late behind a 400 ms blocking poll) before this was added. Timers registered
+//! another sleeps. Handing over every time a worker leaves the driver costs a futex wake and
+//! a thread switch per request at low load (server CPU per request of hyper hello at one
+//! connection, `weft-lab http-hello --connections 1`: docs/notes/performance-figures.md,
+//! "Driver hand-over"); without a monitor (threshold 0) the hand-over stays eager.
+//! `tests/fairness.rs` has the scenario the hand-over exists for (a timer must fire while the
+//! worker that owned the driver blocks in a poll). Timers registered
 //! with an earlier deadline than the one the owner sleeps until unpark the driver, which then
 //! re-arms its timeout.
 //!
@@ -151,15 +151,14 @@
 //! already declines to pay by default; sampling gives the same answer for polls ≥ 1.5 ×
 //! threshold.
 //!
-//! Measured (`weft-lab blocking-resilience --rounds 3`, 2 workers, 1,000 tasks spawned by the
-//! task that then blocks 1 s; this 2-core machine, shared and noisy): p99 scheduling latency of
-//! the others, sleep / spin — weft with compensation 1.6 / 2.9 ms, without 4.7 / 3.4 ms,
-//! tokio-mt 4.2 / 3.9 ms but a max of 1,000 ms in both (the task in its LIFO slot waits for the
-//! block), smol 10.2 / 6.4 ms. weft's stealing already rescues the queue here (spawns never
-//! go to the LIFO slot); compensation matters when every worker blocks
+//! In `weft-lab blocking-resilience` (1,000 tasks spawned by a task that then blocks its
+//! worker for 1 s), weft's stealing already rescues the queue with or without compensation
+//! (spawns never go to the LIFO slot), while tokio-mt's worst latency is the whole block (the
+//! task in its LIFO slot waits for it); figures in docs/notes/performance-figures.md,
+//! "Blocking resilience". Compensation matters when every worker blocks
 //! (`tests/blocking.rs`, the timer test), which tokio and an uncompensated weft cannot serve,
 //! and when a task wakes another and then blocks until that one has run (the LIFO-slot tests
-//! there: a deadlock for tokio and for weft before the slot could be taken).
+//! there: a deadlock for tokio and for any runtime whose LIFO slot cannot be taken).
 //!
 //! # Shutdown, as steps
 //! 1. The inject queue is closed and every worker is unparked.

@@ -31,17 +31,18 @@
 //! it did.
 //!
 //! Rejected: the waker clearing `WAKING` itself after the take (a `fetch_and` on the tail
-//! word, this channel's until 2026-11-28): one more read-modify-write of the senders' line per
-//! wake, where the receiver's park does one anyway and can clear the bit in it.
+//! word): one more read-modify-write of the senders' line per wake, where the receiver's park
+//! does one anyway and can clear the bit in it.
 //!
-//! Rejected: an `AtomicWaker` beside the tail word (this channel's until 2026-11-28). Its
+//! Rejected: an `AtomicWaker` beside the tail word. Its
 //! registration is two CASes of its own state per park and its wake a `fetch_or` and a
 //! `fetch_and`, on top of the tail word's; the bits in the tail word fold the registration
 //! into one load and the wake's first step into the claim the sender makes anyway, three
 //! atomic read-modify-writes fewer per parked message. Also rejected: leaving the waker in
 //! place and waking it by reference (no clone per park): the wake then runs while the slot is
-//! held, and a receiver on another worker re-parking meanwhile had to wake itself;
-//! `tell_mt` in `weft-lab actors` got 1.6x slower.
+//! held, and a receiver on another worker re-parking meanwhile has to wake itself, which
+//! makes `tell_mt` in `weft-lab actors` much slower (docs/notes/performance-figures.md,
+//! "mpsc channel").
 
 use std::task::{Context, Poll, Waker};
 
@@ -78,9 +79,9 @@ impl std::ops::Deref for Bounded {
 }
 
 impl Capacity for Bounded {
-    // Left to the compiler (it stays out of line): forced inline, `weft-lab micro --filter
-    // mpsc` cost 5% more instructions and `ring_doc_1t` 16 more per hop (callgrind,
-    // 2026-11-28), though the release inside is itself inline.
+    // Left to the compiler (it stays out of line): forced inline, it makes `weft-lab micro
+    // --filter mpsc` and `ring_doc_1t` dearer (docs/notes/performance-figures.md, "mpsc
+    // channel"), though the release inside is itself inline.
     fn release_one(&self) {
         self.sem.release(1);
     }
@@ -107,10 +108,10 @@ impl Capacity for Unbounded {
 /// `repr(C)`, senders' end first: the tail word every send writes is followed by a gap and
 /// the inline first block (`list.rs`), then come the receiver's cursor and waker, and the
 /// fields both sides touch. So the tail's line and the cursor's never meet (`util::spaced`),
-/// and a channel is one allocation. (A bounded channel of `u64`: four spaced fields and a
-/// boxed block before, 672 + 504 bytes in two allocations; 384 bytes in one now, with the
-/// block's flags apart from its values, 15 slots per block and the rarely written fields in
-/// the tail's gap, `list.rs`.)
+/// and a channel is one allocation. (A bounded channel of `u64` is 384 bytes in one
+/// allocation, with the block's flags apart from its values, 15 slots per block and the
+/// rarely written fields in the tail's gap, `list.rs`; four spaced fields and a boxed block
+/// would take 672 + 504 bytes in two.)
 #[repr(C)]
 pub(super) struct Chan<T, S> {
     tx: Tx<T>,
@@ -130,8 +131,8 @@ pub(super) struct Chan<T, S> {
 }
 
 /// The channel's fields that are written only when weak senders come and go or the receiver
-/// closes. They live in the gap after the senders' tail word (`list::Tx`), which a separate
-/// gap used to keep empty.
+/// closes. They live in the gap after the senders' tail word (`list::Tx`), so they need no
+/// gap of their own.
 pub(super) struct Cold {
     /// Live weak senders (`WeakSender`/`WeakUnboundedSender`); only counted, never gates anything.
     tx_weak_count: AtomicUsize,
@@ -139,8 +140,8 @@ pub(super) struct Cold {
     closed_notify: Notify,
     /// `WATCHED` (set by every `closed()` call) and `CLOSED` (set by the receiver's close).
     /// Until some `closed()` has watched, the close skips `closed_notify`, whose
-    /// `notify_waiters` takes its mutex even with nobody waiting: 45 instructions of every
-    /// actor's life (callgrind, `weft-lab actors --filter =skynet_doc_1t`). Both bits in one
+    /// `notify_waiters` takes its mutex even with nobody waiting, a cost in every actor's life
+    /// (`weft-lab actors --filter =skynet_doc_1t`). Both bits in one
     /// word, set by read-modify-writes, so one of the two sides sees the other's bit (two
     /// flags read crosswise would need `SeqCst` ordering, which loom does not model).
     close_watch: AtomicU8,
@@ -165,8 +166,8 @@ unsafe impl<T: Send, S: Capacity> Sync for Chan<T, S> {}
 impl<T, S: Capacity> Chan<T, S> {
     /// A new channel with one strong sender, written in place in its `ArenaArc` (in the
     /// runtime's task arena when made on a runtime: `task::arena_arc`). Built by value, the
-    /// channel (its first block included) was copied into place (a ~600-byte `memcpy` per
-    /// channel; callgrind, `weft-lab actors --filter =spawn`).
+    /// channel (its first block included) would be copied into place (a ~600-byte `memcpy`
+    /// per channel, paid by every actor spawn).
     pub(super) fn new_arc(capacity: S) -> ArenaArc<Chan<T, S>> {
         // SAFETY: `p` is valid and aligned for one `Chan`, which never moves once made (so
         // the queue's ends may point into it); every field is written once, and nothing here
@@ -359,24 +360,23 @@ impl<T, S: Capacity> Chan<T, S> {
             coop.made_progress();
             return Poll::Ready(Some(v));
         }
-        // SAFETY: as above.
+        // SAFETY: the caller is the single receiver (`# Safety`), which is what
+        // `rx_poll_park` needs: nobody else moves the consumer cursor.
         unsafe { self.rx_poll_park(cx, coop) }
     }
 
     /// `rx_poll_recv` with the queue found empty: checks for the end, parks, and checks again.
     /// Out of line, with the pop before it forced inline into the caller: as one function,
-    /// every receive paid the parking path's register saves (18 instructions per call). Split
-    /// so, callgrind per op on one worker: `tell_1t` 435 -> 408, `ping_pong` 923 -> 901,
-    /// `ring_doc_1t` 1,011 -> 980 (`weft-lab actors`), `weft-lab micro --filter mpsc` 5.5 %
-    /// fewer instructions. (Split with a plain `#[inline]` on the fast path, which then stayed
-    /// out of line, `ping_pong` cost 19 more.)
+    /// every receive would pay the parking path's register saves. (A plain `#[inline]` on the
+    /// fast path is not enough: the compiler leaves it out of line.) Figures for every
+    /// receive-heavy row: docs/notes/performance-figures.md, "mpsc channel".
     ///
     /// # Safety
-    /// As `rx_poll_recv`.
+    /// Only the single receiver calls this (it moves the consumer cursor unsynchronised).
     #[inline(never)]
     unsafe fn rx_poll_park(&self, cx: &mut Context<'_>, coop: crate::task::coop::RestoreOnPending) -> Poll<Option<T>> {
-        // The end is checked once, after parking (step 4): a check before it as well cost every
-        // park three loads for the one receive that finds the channel closed.
+        // The end is checked once, after parking (step 4): a check before it as well would cost
+        // every park three loads for the one receive that finds the channel closed.
         // SAFETY: the caller is the single receiver (`# Safety`).
         let Some(tail) = (unsafe { self.park_rx(cx.waker()) }) else {
             // A wake is in flight: poll again rather than sleep (a spin hint here, a
@@ -385,12 +385,13 @@ impl<T, S: Capacity> Chan<T, S> {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         };
-        // The head slot's flag first, inline: the out-of-line pop that would find it unset
-        // cost a parking receive 14 instructions (callgrind, `ping_pong`).
+        // The head slot's flag first, inline: calling the out-of-line pop only to find it unset
+        // would make every parking receive dearer (`ping_pong`).
         // SAFETY: the caller is the single receiver (`# Safety`), so nobody writes the cursor
         // meanwhile.
         if self.rx.with(|rx| unsafe { self.tx.head_ready(&*rx) }) {
-            // SAFETY: as above.
+            // SAFETY: the caller is the single receiver (`# Safety`), which is what
+            // `rx_try_pop` needs: nobody else moves the consumer cursor.
             if let Some(v) = unsafe { self.rx_try_pop() } {
                 coop.made_progress();
                 return Poll::Ready(Some(v));

@@ -29,10 +29,10 @@
 //!   read-modify-write. See `chan.rs` for the parking protocol.
 //!
 //! Rejected: installing the first block at the first send, so that an unused channel holds
-//! none (built and loom-checked, 2026-11-27). It saves 504 bytes only for a channel nobody
-//! writes to (an actor's mailbox almost always gets a message), and the null check it adds
-//! to every push and pop cost 8 instructions per `tell` and 17 per `ping_pong` bounce in
-//! `weft-lab actors` (callgrind).
+//! none. It saves 504 bytes only for a channel nobody writes to (an actor's mailbox almost
+//! always gets a message), and the null check it adds to every push and pop costs every
+//! `tell` and `ping_pong` bounce in `weft-lab actors` (docs/notes/performance-figures.md,
+//! "mpsc block queue").
 
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -53,26 +53,23 @@ use crate::util::spaced::{Spaced, GAP};
 /// 15-slot block holds the fan-in case whole. The floods' extra block changes are kept off
 /// the allocator by the spare slots (`SPARES`).
 ///
-/// Measured against 31 slots (tokio's choice, and this queue's until 2026-11-28): bytes per
-/// idle actor in `weft-lab actors` 1,732 -> 1,333; over 7 interleaved `weft-lab actors` runs
-/// on 2 cores `skynet_doc_1t` 19 % and `spawn` 27 % faster, `ring` and `ring_doc_1t` 3.5 %
-/// slower (a block change every 15 hops of an actor instead of 31; instructions per hop did
-/// not grow, callgrind); `tell_1t` +6 instructions per message; `mpsc_uncontended` within 2 %.
+/// Against 31 slots (tokio's choice): fewer bytes per idle actor, and faster spawning actors
+/// (`skynet_doc_1t`, `spawn`), for slightly slower rings (a block change every 15 hops of an
+/// actor instead of 31) and a slightly dearer `tell_1t`.
 ///
-/// Rejected: 7 slots. With one spare, `tell_1t` cost 28 more instructions per message (6 %);
-/// with the spare slots and the smaller actor of later changes, bytes per idle actor 1,159 ->
-/// 951 for `tell_1t` +16 instructions per message and 6-7 % more instructions in `weft-lab
-/// micro`'s `mpsc_uncontended`/`mpsc_contended` (3 % with eight spare slots, which cost
-/// `ring` 21 per hop).
+/// Rejected: 7 slots. Fewer bytes per idle actor again, but every message costs more
+/// (`tell_1t`, `weft-lab micro`'s `mpsc_uncontended`/`mpsc_contended`), and more spare slots
+/// to make up for it cost `ring` per hop. The figures for both comparisons, with their
+/// commands, are in docs/notes/performance-figures.md, "mpsc block queue".
 #[cfg(not(loom))]
 const LAP: usize = 16;
 #[cfg(loom)]
 const LAP: usize = 3;
 /// Recycled blocks a queue keeps for its next block changes: a flood of a 64-message mailbox
-/// spans five blocks, and with one spare (as before) every lap but one of them went back to
-/// the allocator and was allocated again (34,408 extra `malloc`/`free` pairs in `weft-lab
-/// micro --filter =mpsc_uncontended`, callgrind). At most this many stay allocated after a
-/// burst. Two under loom, so models reach a full set with few blocks.
+/// spans five blocks, and with one spare every lap but one of them would go back to the
+/// allocator and be allocated again (`weft-lab micro --filter =mpsc_uncontended` counts
+/// the extra `malloc`/`free` pairs: docs/notes/performance-figures.md). At most this many stay
+/// allocated after a burst. Two under loom, so models reach a full set with few blocks.
 #[cfg(not(loom))]
 const SPARES: usize = 4;
 #[cfg(loom)]
@@ -108,9 +105,8 @@ struct Block<T> {
 }
 
 impl<T> Block<T> {
-    /// Built in place: `Box::new(Block { .. })` built the block on the stack and copied it
-    /// (a `memcpy` of the whole block per channel: ~100 instructions of each actor spawn,
-    /// callgrind `weft-lab actors --filter =spawn`).
+    /// Built in place: `Box::new(Block { .. })` builds the block on the stack and copies it
+    /// (a `memcpy` of the whole block per channel, paid by every actor spawn).
     fn alloc() -> *mut Block<T> {
         let mut block = Box::<Block<T>>::new_uninit();
         // SAFETY: the box's memory is valid for one `Block<T>`; `init` writes every field.
@@ -140,7 +136,7 @@ impl<T> Block<T> {
 /// The producers' end (shared by every sender), and the first block. `repr(C)`: the tail
 /// word is followed by a gap and then the block, so the receiver's cursor after it in `Chan`
 /// is far from the word every send writes. The first part of the gap holds what is written
-/// rarely (`Head`): 72 bytes of the channel that a gap of their own used to follow.
+/// rarely (`Head`): 72 bytes of the channel that would otherwise need a gap of their own.
 #[repr(C)]
 pub(super) struct Tx<T> {
     head: Spaced<Head<T>, HEAD_GAP>,
@@ -186,7 +182,7 @@ unsafe impl<T: Send> Send for Rx<T> {}
 
 /// The tail word `word` with a set `RX_PARKED` turned into `WAKING`, else unchanged. The two
 /// bits are never set together, so this is an addition: `0b01 + 1 = 0b10`. (Written as a
-/// branch on the bit, it cost 3 instructions per message in `weft-lab micro`'s mpsc rows.)
+/// branch on the bit, it adds instructions to every message in `weft-lab micro`'s mpsc rows.)
 fn turn_parked(word: usize) -> usize {
     const _: () = assert!(RX_PARKED == 1 && WAKING == 2);
     word + (word & RX_PARKED)
@@ -265,9 +261,8 @@ impl<T> Tx<T> {
     /// and must take the receiver's waker, give the slot back and wake it (`chan.rs`).
     ///
     /// The common case inline: a slot that is not its block's last, claimed by the first CAS.
-    /// Everything else is `push_slow`, out of line, whose register saves every send paid when
-    /// this was one function (18 instructions per send, callgrind `weft-lab actors --filter
-    /// =ping_pong`).
+    /// Everything else is `push_slow`, out of line: as one function, every send would pay
+    /// the slow path's register saves (docs/notes/performance-figures.md, "mpsc block queue").
     #[inline(always)]
     pub(super) fn push(&self, value: T) -> bool {
         // Acquire: as in `push_slow`.
@@ -432,8 +427,8 @@ impl<T> Tx<T> {
     }
 
     /// Takes the value at the head, if it has been written. Out of line: forced inline, with
-    /// the block change split off as `push` is, it cost 26 more instructions per `ping_pong`
-    /// hop and `weft-lab micro --filter mpsc` 3% more (callgrind, 2026-11-28).
+    /// the block change split off as `push` is, it makes `ping_pong` hops and `weft-lab micro
+    /// --filter mpsc` dearer (docs/notes/performance-figures.md, "mpsc block queue").
     ///
     /// # Safety
     /// Only the single consumer calls this, with the `Rx` created with this `Tx`.
@@ -491,7 +486,9 @@ impl<T> Tx<T> {
         while !block.is_null() {
             // SAFETY: blocks from the head on are owned by the queue alone now.
             let next = unsafe { (*block).next.load(Relaxed) };
-            // SAFETY: as above; each block is freed once, after its `next` was read.
+            // SAFETY: no sender or receiver can reach the queue (this function's contract), so
+            // this block, from the head on, is ours alone; it came from `Block::alloc` or is
+            // `first`, and it is freed once, after its `next` was read and never touched again.
             unsafe { self.free(block) };
             block = next;
         }

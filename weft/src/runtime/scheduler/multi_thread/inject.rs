@@ -6,10 +6,10 @@
 //! linked outside the lock and spliced in with one acquisition, so an overflowing local
 //! queue pays one lock per half-queue moved.
 //!
-//! Measured alternatives (weft-lab `__sample`, weft-mt `spawn_outside` 1M, 2 workers, five
-//! interleaved runs each): this list ~390 ms median; a `VecDeque` of references ~567 ms and
-//! twice as variable (growing it copies megabytes under the lock); a queue of 64-slot chunks
-//! ~428 ms. Walking headers in `pop_n` costs less than either.
+//! Rejected, both slower on `spawn_outside` 1M (docs/notes/performance-figures.md, "Injection
+//! queue"): a `VecDeque` of references, also more variable (growing it copies megabytes
+//! under the lock), and a queue of 64-slot chunks. Walking headers in `pop_n` costs less than
+//! either.
 
 use std::ptr::NonNull;
 

@@ -2,8 +2,8 @@
 //!
 //! The slot holds the task most recently woken by the running task (`worker.rs`). A task
 //! that wakes another and then blocks its thread (a synchronous call, a long computation)
-//! used to keep the woken task there for the whole blocking poll: the local queue can be
-//! stolen, the slot could not. Now the monitor takes it too (`compensate.rs`).
+//! would keep the woken task there for the whole blocking poll if only the local queue could
+//! be stolen, so the monitor can take the slot's task too (`compensate.rs`).
 //!
 //! The worker touches its slot on every message hand-off (a write when a task wakes another,
 //! a take before the next poll), so the slot must stay as cheap as a plain field: no
@@ -36,15 +36,14 @@
 //! worker and the monitor take one out only inside their half of the handshake. So a task
 //! in the slot is owned by exactly one of: the slot, the worker, the monitor.
 //!
-//! Measured (callgrind, `weft-lab actors --filter =ping_pong --runtimes weft-actor --workers 2`,
-//! per bounce, difference of two sizes): 1,057 instructions before; 1,072 with the handshake
-//! on every take; 1,058 with the take between polls and the plain write into an empty slot.
-//! One worker (the current-thread runtime, which has no LIFO slot): 1,036 before, 1,045 while
-//! the handshake on a write over a task was inlined into the wake path (it made `schedule`
-//! too big to inline `with_scheduler`), 1,030 with it out of line.
+//! The handshake on a write over a task is out of line (`replace_occupied`): inlined into the
+//! wake path it made `schedule` too big to inline `with_scheduler`, which costs even the
+//! current-thread runtime (no LIFO slot). The callgrind figures behind this shape, and the
+//! command that reproduces them, are in docs/notes/performance-figures.md ("LIFO slot").
 //!
 //! Where `membarrier` is not available (not Linux, a kernel before 4.14, a seccomp filter
-//! that refuses it), `heavy_barrier` fails and the monitor leaves the slot alone, as before.
+//! that refuses it), `heavy_barrier` fails and the monitor leaves the slot alone: the task
+//! waits in the slot for the blocking poll to end.
 //! Under loom both halves use `fence(SeqCst)`, which is what the barrier provides.
 //!
 //! Rejected: an atomic slot that both sides `swap` (what tokio tried when it made its LIFO
@@ -169,7 +168,9 @@ impl<S: 'static> LifoSlot<S> {
         if !task.is_null() {
             self.task.store(ptr::null_mut(), Relaxed);
         }
-        // SAFETY: as in `replace`.
+        // SAFETY: a non-null pointer in the slot is a `Runnable<S>`'s reference, put there by
+        // `replace`; the caller owns the slot (inside its half of the handshake, or between
+        // polls with `claim` clear) and has just nulled it, so the reference is taken once.
         NonNull::new(task).map(|p| unsafe { Runnable::from_raw(p) })
     }
 
@@ -197,7 +198,9 @@ impl<S: 'static> LifoSlot<S> {
             }
         }
         self.claim.store(false, Release);
-        // SAFETY: as in `replace`; the monitor owns the slot inside its half.
+        // SAFETY: a non-null pointer in the slot is a `Runnable<S>`'s reference, put there by
+        // `replace`; the monitor owned the slot inside its half of the handshake (barrier done,
+        // poll still stuck, `busy` clear) and nulled it there, so the reference is taken once.
         NonNull::new(task).map(|p| unsafe { Runnable::from_raw(p) })
     }
 }
@@ -205,9 +208,10 @@ impl<S: 'static> LifoSlot<S> {
 impl<S: 'static> Drop for LifoSlot<S> {
     fn drop(&mut self) {
         // Shutdown drains the slot; should a task still be here, its reference is released
-        // (as the `Option` field the slot once was did).
+        // (as an `Option<Runnable>` field would release it).
         let task = self.task.load(Relaxed);
-        // SAFETY: as in `replace`; `&mut self`, so nobody else can reach the slot.
+        // SAFETY: a non-null pointer in the slot is a `Runnable<S>`'s reference, put there by
+        // `replace`; `&mut self`, so neither the worker nor the monitor can reach the slot.
         drop(NonNull::new(task).map(|p| unsafe { Runnable::<S>::from_raw(p) }));
     }
 }
@@ -243,7 +247,8 @@ fn heavy_barrier() -> bool {
         // SAFETY: membarrier takes two integers and touches no memory of ours.
         unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0 }
     });
-    // SAFETY: as above; registered, so the command is allowed.
+    // SAFETY: membarrier takes two integers and touches no memory of ours; the process
+    // registered for private expedited barriers above, so the command is allowed.
     registered && unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) == 0 }
 }
 

@@ -18,7 +18,7 @@
 //! store/load pairs are not enough under loom, whose model found the lost wake-up).
 //!
 //! The monitor also hands the driver over lazily: a worker that wakes in the driver with work
-//! leaves it unattended (waking a sleeper for it every time cost a futex wake and a switch per
+//! leaves it unattended (waking a sleeper for it every time costs a futex wake and a switch per
 //! request at low load, see `worker.rs` `park`); when the monitor finds a worker inside one
 //! poll for a whole sample and nobody in the driver, it wakes a sleeper, which takes it. As
 //! long as one worker polls and another sleeps, it samples at least every `HANDOFF_INTERVAL`.
@@ -36,11 +36,10 @@
 //! a 50 ms sleep in a syscall are (`tests/long_poll_cpu.rs`). The wait between the poll's start
 //! and that first sample (at most one sampling interval, ≤ threshold / 2) is not subtracted.
 //!
-//! Why not park as soon as one sample finds every worker parked (as before): a server at low
-//! load parks its workers between requests, so the monitor parked and was woken once per
-//! request — a futex wake, a thread switch and a sample for each. `strace -f -c` of `weft-lab
-//! __http_server --runtime weft-mt` under 20,000 sequential keep-alive requests: 43,311 futex
-//! calls (tokio: 6), of which ~1 per request was the monitor's. Sampling on through short idle
+//! Why not park as soon as one sample finds every worker parked: a server at low load parks
+//! its workers between requests, so the monitor would park and be woken once per request — a
+//! futex wake, a thread switch and a sample for each (the `strace` count and its command:
+//! docs/notes/performance-figures.md, "Driver hand-over"). Sampling on through short idle
 //! gaps costs at most one wake-up per capped interval instead (≤ 200/s), and an idle runtime
 //! still parks it after `PARK_AFTER_IDLE`.
 
@@ -66,9 +65,9 @@ const MAX_INTERVAL: Duration = Duration::from_millis(10);
 /// Longest sampling interval after a sample found a worker polling while another sleeps: once
 /// the monitor has seen that, timers and I/O wait at most about twice this for the lazy driver
 /// hand-over (the first such sample can take the interval in force, ≤ 5 ms). Sampling fast only
-/// once a sample had found the driver itself unattended (the first version) waited longer:
-/// `weft-lab blocking-resilience` saw its 10 ms timer fire 2.3–2.4 ms late in 2 of 16 rows
-/// while a worker blocked (eager hand-over: ≤ 0.13 ms; tokio, which hands nothing over: 1.7 ms).
+/// once a sample has found the driver itself unattended waits longer: `weft-lab
+/// blocking-resilience`'s timer then fires milliseconds late while a worker blocks
+/// (docs/notes/performance-figures.md, "Driver hand-over").
 const HANDOFF_INTERVAL: Duration = Duration::from_millis(1);
 /// The monitor parks only after this long without a single poll on any worker.
 const PARK_AFTER_IDLE: Duration = Duration::from_millis(50);

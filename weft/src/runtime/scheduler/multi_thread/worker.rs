@@ -19,15 +19,15 @@
 //! until the local queue and the injection queue are empty, then the deferred tasks go back
 //! (the first runs at once, the others to the back of the local queue); a task deferred for a
 //! whole maintenance interval goes back anyway (`age_deferred`: a local queue that never empties
-//! must not starve it). Before, a yield
-//! always went to the back of the local queue: eight actors busy sending to themselves kept
-//! it non-empty forever, so remote work (spawns and wakes from outside the runtime) came off
-//! the injection queue one task per `global_queue_interval` ticks, ~4,000 busy messages per
-//! spawned actor (`weft-lab actors --filter storm`: 86 µs per actor, tokio 5–26 µs; 6.4 µs
-//! now). With nothing waiting outside, a yield still goes straight to the back of the local
-//! queue: there is nobody to be fair to, and it saves the move through `deferred` (callgrind,
-//! 200 tasks × 1,000 yields: 555 instructions per yield on one worker, 551 before this change;
-//! 551 vs 546 on two; deferring every yield, as tokio does, costs more). Deferred tasks are taken
+//! must not starve it). If a yield
+//! always went to the back of the local queue, eight actors busy sending to themselves would
+//! keep it non-empty forever, and remote work (spawns and wakes from outside the runtime)
+//! would come off the injection queue one task per `global_queue_interval` ticks, ~4,000 busy
+//! messages per spawned actor (`weft-lab actors --filter storm`; figures in
+//! docs/notes/performance-figures.md, "Deferred yields"). With nothing waiting outside, a yield
+//! still goes straight to the back of the local queue: there is nobody to be fair to, and it
+//! saves the move through `deferred` (deferring every yield, as tokio does, costs more
+//! instructions per yield). Deferred tasks are taken
 //! before stealing, so a worker with a yielding task does not turn thief (and wake a sleeper
 //! for the search) per yield; like the local queue's tasks while it kept running them, they
 //! are not stealable while deferred.
@@ -38,8 +38,8 @@
 //! when it comes up, or when deferred tasks go back, the worker polls the driver first if no
 //! one is in it (`Parker::poll_driver` only tries). One poll per round of the queue, not per
 //! yield: 200 tasks yielding cost one `epoll_wait(0)` per 200 yields, a lone yielder one per
-//! yield (tokio's cost too). Before, the driver waited for the next `event_interval` tick,
-//! and a task yielding until a socket became ready could spin ~60 times for nothing.
+//! yield (tokio's cost too). Left to the next `event_interval` tick, the driver would let a
+//! task yielding until a socket becomes ready spin ~60 times for nothing.
 //!
 //! While a task runs, the worker's `Core` sits in `Context::core` so that spawns and wakes
 //! issued by the task reach the local queue without any synchronisation. `block_in_place`
@@ -133,7 +133,7 @@ impl Core {
     }
 
     /// Out of line: keeps the `Vec` push (and its growth path) off `schedule`'s hot path
-    /// (inlined, a yield cost 10 more instructions even when nothing was deferred).
+    /// (inlined, it makes every yield cost more even when nothing is deferred).
     #[cold]
     #[inline(never)]
     fn defer(&mut self, task: Runnable<Arc<Handle>>) {
@@ -265,10 +265,10 @@ impl Context {
     /// Bounds how long a task stays deferred: tasks that were already deferred at the previous
     /// maintenance (`event_interval` ticks ago) go to the back of the local queue now. Without
     /// this, a worker whose local queue never empties (tasks waking each other forever, as in
-    /// tokio's `rt_common::ping_pong_saturation` with 4 workers on 2 cores) never requeued its
-    /// deferred tasks, and a task that yielded while remote work waited starved for good: the
-    /// test hung in 2 of 40 runs under load. A persistent yielder now rejoins the queue at
-    /// most once per `event_interval` ticks, so remote work still goes first most of the time.
+    /// tokio's `rt_common::ping_pong_saturation` with 4 workers on 2 cores) would never requeue
+    /// its deferred tasks, and a task that yielded while remote work waited would starve for
+    /// good (that test hangs under load). A persistent yielder rejoins the queue at most once
+    /// per `event_interval` ticks, so remote work still goes first most of the time.
     fn age_deferred(&self, core: &mut Core) {
         if core.deferred.is_empty() {
             core.deferred_aged = false;
@@ -291,8 +291,8 @@ impl Context {
     /// run now and moves the others to the back of the local queue (a lone task yielding in
     /// a loop thus skips the queue).
     fn requeue_deferred(&self, core: &mut Core) -> Option<Runnable<Arc<Handle>>> {
-        // Checked first: an empty `Drain` still costs ~30 instructions to build and drop
-        // (callgrind, current-thread flavour).
+        // Checked first: building and dropping an empty `Drain` is not free, and most calls
+        // find nothing deferred.
         if core.deferred.is_empty() {
             return None;
         }
@@ -478,13 +478,11 @@ impl Context {
             // We leave the driver to run work, which may take long: with no monitor to notice
             // (threshold 0), wake a sleeper now so that it parks in the driver and timers and
             // I/O keep being served. With the monitor this hand-over is lazy (`monitor.rs`):
-            // done only once a poll has lasted a whole sample. Eagerly, it cost ~1 futex wake
-            // and a thread switch per request at low load: `strace -f -c` of the hyper hello
-            // server (`weft-lab __http_server --runtime weft-mt`) under 20,000 sequential
-            // keep-alive requests, 43,311 futex calls (tokio: 6); without it, see the note in
-            // `monitor.rs`. (Session 5 first tried dropping the wake with no monitor fallback
-            // behind an environment switch read on every park: CPU/request within noise, as the
-            // monitor's own park/unpark per request, found later, still cost a futex pair.)
+            // done only once a poll has lasted a whole sample. Done eagerly, it costs about one
+            // futex wake and a thread switch per request at low load (the `strace` count and its
+            // command: docs/notes/performance-figures.md, "Driver hand-over"). Dropping the wake
+            // without the monitor as a fallback is not enough on its own: the monitor's own
+            // park/unpark per request also costs a futex pair (`monitor.rs`).
             self.handle.notify_parked();
         }
         if let Some(f) = &config.on_thread_unpark {
@@ -532,9 +530,9 @@ impl Context {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        // Tried (reverted): per-worker "spawn credits" (Arc counts taken 64 at a time, returned by tasks freed
-        // here) to skip this clone's shared write: weft-mt÷tokio-mt spawn_inside 1M 0.37–0.39× vs 0.37–0.39×
-        // before, deflect 1M 0.38–0.42× vs 0.34–0.38× (2 cores, 2 interleaved runs each): no gain to measure.
+        // Rejected: per-worker "spawn credits" (Arc counts taken 64 at a time, returned by tasks freed here)
+        // to skip this clone's shared write: no measurable gain on `spawn_inside` or `deflect`
+        // (docs/notes/performance-figures.md, "Spawn credits").
         let (runnable, join) = crate::task::new_task(future, self.handle.clone(), id);
         self.schedule(runnable, Kind::Spawn);
         join
