@@ -163,20 +163,38 @@ fn median_of(runs: &[&Run], f: fn(&Run) -> f64) -> f64 {
     stats::median(&runs.iter().map(|r| f(r)).collect::<Vec<_>>())
 }
 
-fn report(res: &Results, args: &Args) -> String {
+/// Per-run figures the report compares: ops/s, p50 µs, CPU µs/op.
+fn figures(r: &Run) -> [f64; 3] {
+    [r.per_s, r.p50_us, (r.driver_cpu_s + r.server_cpu_s) * 1e6 / r.ops.max(1) as f64]
+}
+
+/// `a ÷ b` over same-round pairs, one cell per figure the workload has.
+fn ratio_cells(w: &str, a: &[[f64; 3]], b: &[[f64; 3]]) -> String {
+    let cell = |i: usize| {
+        let pick = |v: &[[f64; 3]]| v.iter().map(|f| f[i]).collect::<Vec<_>>();
+        let r = stats::paired_ratio(&pick(a), &pick(b), i as u64 + 1);
+        format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
+    };
+    if w.starts_with("tell") {
+        format!("ops/s {}, CPU/op {}", cell(0), cell(2))
+    } else {
+        format!("ops/s {}, p50 {}, CPU/op {}", cell(0), cell(1), cell(2))
+    }
+}
+
+fn report(res: &Results, args: &Args, systems: &[&str]) -> String {
     let mut md = format!(
         "## actors-remote — two processes on loopback, {} interleaved rounds\n\n\
-         weft = weft-actor-remote (a served `demo::Counter`, tells of `Blob`s, asks of `Echo(16 B)`, `Node::lookup`, a monitor); zenoh = raw Zenoh 1.10.2 on weft (put to a counting subscriber, get on an echo queryable, liveliness get, a liveliness subscriber). CPU/op: driver + server user+system time. Ratios weft ÷ zenoh, median of same-round pairs [95% CI]. kameo (remote) and ractor_cluster: not measured yet.\n\n\
+         weft = weft-actor-remote (a served `demo::Counter`, tells of `Blob`s, asks of `Echo(16 B)`, `Node::lookup`, a monitor); zenoh = raw Zenoh 1.10.2 on weft (put to a counting subscriber, get on an echo queryable, liveliness get, a liveliness subscriber); kameo = kameo 0.22 `remote` on libp2p TCP+noise+yamux, real tokio (`tell(..).send_ack()` 64 in flight — its fire-and-forget `send` drops messages past 100 concurrent streams —, `ask`, `RemoteActorRef::lookup` over Kademlia, `link_remote`); ractor = ractor_cluster 0.15, real tokio (`cast`, `call` through the remote actor, `pg::get_members` — local state, no wire —, the node server's session events). CPU/op: driver + server user+system time. Ratios: median of same-round pairs [95% CI].\n\n\
          | workload | system | ops/s | p50 µs | p99 µs | CPU µs/op |\n|---|---|---:|---:|---:|---:|\n",
         args.rounds
     );
     let all: Vec<&Run> = res.rounds.iter().flatten().collect();
-    let mut ratio_lines = String::new();
+    let (mut vs_zenoh, mut vs_peer) = (String::new(), String::new());
     for w in ["tell16", "tell1k", "ask1", "ask64", "lookup"] {
-        let mut per_sys = Vec::new();
-        for sys in SYSTEMS {
+        let mut per_sys: Vec<(&str, Vec<[f64; 3]>)> = Vec::new();
+        for &sys in systems {
             let runs: Vec<&Run> = all.iter().copied().filter(|r| r.workload == w && r.system == sys).collect();
-            let cpu = |r: &Run| (r.driver_cpu_s + r.server_cpu_s) * 1e6 / r.ops.max(1) as f64;
             let lat = |f: fn(&Run) -> f64| {
                 if w.starts_with("tell") {
                     "–".to_string()
@@ -189,32 +207,43 @@ fn report(res: &Results, args: &Args) -> String {
                 median_of(&runs, |r| r.per_s),
                 lat(|r| r.p50_us),
                 lat(|r| r.p99_us),
-                median_of(&runs, cpu)
+                median_of(&runs, |r| figures(r)[2])
             );
-            per_sys.push(runs.iter().map(|r| (r.per_s, r.p50_us, cpu(r))).collect::<Vec<_>>());
+            per_sys.push((sys, runs.iter().map(|r| figures(r)).collect()));
         }
-        let (weft, zenoh) = (&per_sys[0], &per_sys[1]);
-        let col = |i: usize| -> (Vec<f64>, Vec<f64>) {
-            let pick = |v: &[(f64, f64, f64)]| v.iter().map(|t| [t.0, t.1, t.2][i]).collect();
-            (pick(weft), pick(zenoh))
-        };
-        let cell = |i: usize| {
-            let (a, b) = col(i);
-            let r = stats::paired_ratio(&a, &b, i as u64 + 1);
-            format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
-        };
-        ratio_lines += &if w.starts_with("tell") {
-            format!("- {w}: ops/s {}, CPU/op {}\n", cell(0), cell(2))
-        } else {
-            format!("- {w}: ops/s {}, p50 {}, CPU/op {}\n", cell(0), cell(1), cell(2))
-        };
+        let of = |name: &str| per_sys.iter().find(|(s, _)| *s == name).map(|(_, v)| v);
+        let Some(weft) = of("weft") else { continue };
+        if let Some(zenoh) = of("zenoh") {
+            vs_zenoh += &format!("- {w}: {}\n", ratio_cells(w, weft, zenoh));
+        }
+        let median_ops = |v: &[[f64; 3]]| stats::median(&v.iter().map(|f| f[0]).collect::<Vec<_>>());
+        let best = PEERS
+            .iter()
+            .filter_map(|p| of(p).map(|v| (*p, v)))
+            .max_by(|a, b| median_ops(a.1).total_cmp(&median_ops(b.1)));
+        if let Some((peer, v)) = best {
+            vs_peer += &format!("- {w} (best peer: {peer}): {}\n", ratio_cells(w, weft, v));
+        }
     }
-    md += "\nweft ÷ zenoh:\n\n";
-    md += &ratio_lines;
+    if !vs_zenoh.is_empty() {
+        md += "\nweft ÷ zenoh:\n\n";
+        md += &vs_zenoh;
+    }
+    if !vs_peer.is_empty() {
+        md += "\nweft ÷ best peer (kameo or ractor, higher median ops/s):\n\n";
+        md += &vs_peer;
+    }
     md += "\nSIGKILL of the server → the driver's notice (median, ms):";
-    for sys in SYSTEMS {
-        let v: Vec<f64> = res.detection_ms.iter().filter(|(s, _)| s == sys).map(|(_, ms)| *ms).collect();
-        md += &format!(" {sys} {:.1};", stats::median(&v));
+    for &sys in systems {
+        let v: Vec<Option<f64>> = res.detection_ms.iter().filter(|(s, _)| s == sys).map(|(_, ms)| *ms).collect();
+        let seen: Vec<f64> = v.iter().flatten().copied().collect();
+        md += &match (seen.len(), v.len()) {
+            (0, _) => format!(" {sys} not detected within 10 s;"),
+            (k, n) if k < n => {
+                format!(" {sys} {:.1} ({} of {n} not detected within 10 s);", stats::median(&seen), n - k)
+            }
+            _ => format!(" {sys} {:.1};", stats::median(&seen)),
+        };
     }
     md += "\n";
     md
@@ -222,14 +251,35 @@ fn report(res: &Results, args: &Args) -> String {
 
 /// `weft-lab actors-remote`.
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let exe = services::build("actors-remote", "actors-remote-bench", &args.target_dir, args.debug_services)?;
+    if let Some(bad) = args.systems.iter().find(|s| !SYSTEMS.contains(&s.as_str())) {
+        return Err(format!("--systems: unknown system {bad:?} (known: {})", SYSTEMS.join(", ")));
+    }
+    let systems: Vec<&str> = SYSTEMS.into_iter().filter(|s| args.systems.iter().any(|a| a == s)).collect();
+    let (wants_bench, wants_peers) =
+        (systems.iter().any(|s| !PEERS.contains(s)), systems.iter().any(|s| PEERS.contains(s)));
+    let bench = if wants_bench {
+        Some(services::build("actors-remote", "actors-remote-bench", &args.target_dir, args.debug_services)?)
+    } else {
+        None
+    };
+    let peers = if wants_peers {
+        Some(services::build(
+            "actors-remote-peers",
+            "actors-remote-peers",
+            &args.peers_target_dir,
+            args.debug_services,
+        )?)
+    } else {
+        None
+    };
     let mut res = Results { rounds: Vec::new(), detection_ms: Vec::new() };
     for round in 0..args.rounds.max(1) {
         let mut runs = Vec::new();
-        for sys in SYSTEMS {
+        for &sys in &systems {
             eprintln!("actors-remote: round {}/{}, {sys}", round + 1, args.rounds);
+            let exe = if PEERS.contains(&sys) { &peers } else { &bench }.as_ref().expect("built above");
             let ep = free_endpoint()?;
-            let (server, _out) = start(&exe, &["serve", "--system", sys, "--listen", &ep], "ready")?;
+            let (server, _out) = start(exe, &["serve", "--system", sys, "--listen", &ep], "ready")?;
             let pid = server.0.id();
             for (w, n) in [
                 ("tell16", args.tells),
@@ -238,14 +288,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 ("ask64", args.asks),
                 ("lookup", args.lookups),
             ] {
-                runs.push(drive(&exe, sys, &ep, w, n, pid)?);
+                runs.push(drive(exe, sys, &ep, w, n, pid)?);
             }
-            let took = detection(&exe, sys, &ep, server)?;
-            res.detection_ms.push((sys.to_string(), took.as_secs_f64() * 1e3));
+            let took = detection(exe, sys, &ep, server)?;
+            res.detection_ms.push((sys.to_string(), took.map(|d| d.as_secs_f64() * 1e3)));
         }
         res.rounds.push(runs);
     }
-    let mut md = report(&res, &args);
+    let mut md = report(&res, &args, &systems);
     if args.debug_services {
         md.insert_str(0, "**Unoptimised builds (`--debug-services`): these numbers mean nothing.**\n\n");
     }
