@@ -12,7 +12,7 @@ use crate::framework::{idle_conns, measure};
 use crate::{
     actors, actors_remote, agents, axum_ab, baseline, block_in_place, blocking_resilience, console, console_demo,
     data_ab, fs_bench, fuzz, http_hello, lateness, memory_burst, memory_per_task, micro, report, search, serve_ollama,
-    smoke, soak, sweep, tcp_echo, tune,
+    smoke, soak, sweep, tcp_echo, tune, zenoh_ab,
 };
 
 #[derive(Parser, Debug)]
@@ -68,6 +68,9 @@ enum Command {
     /// One axum service querying PostgreSQL (pooled) and Redis, built on the real tokio and
     /// patched to weft, A/B under wrk (the lab starts both servers on loopback).
     DataAb(data_ab::Args),
+    /// Zenoh itself on the real tokio and patched to weft: put throughput and get round trips
+    /// between two processes.
+    ZenohAb(zenoh_ab::Args),
     /// weft::fs vs tokio::fs: BufReader lines, whole-file reads, directory walk.
     FsBench(fs_bench::Args),
     /// TR115's multi-agent LLM study on every runtime (embedded Ollama simulator by default).
@@ -134,6 +137,7 @@ pub fn main() -> ExitCode {
         Some(Command::HttpHello(a)) => http_hello::run(a),
         Some(Command::AxumAb(a)) => axum_ab::run(a),
         Some(Command::DataAb(a)) => data_ab::run(a),
+        Some(Command::ZenohAb(a)) => zenoh_ab::run(a),
         Some(Command::FsBench(a)) => fs_bench::run(a),
         Some(Command::Agents(a)) => agents::run(a),
         Some(Command::ServeOllama(a)) => serve_ollama::run(a),
@@ -204,7 +208,7 @@ mod tests {
     #[test]
     fn every_subcommand_has_its_folder_and_every_folder_is_a_subcommand() {
         let commands = subcommands();
-        assert_eq!(commands.len(), 25, "public subcommands: {commands:?}");
+        assert_eq!(commands.len(), 26, "public subcommands: {commands:?}");
         let folders = study_folders();
         for c in &commands {
             assert!(

@@ -36,6 +36,7 @@
 //! - [`http_hello`]: a hyper hello server per runtime under a fixed load generator.
 //! - [`axum_ab`]: one axum service on the real tokio and patched to weft, under wrk.
 //! - [`data_ab`]: an axum service over PostgreSQL and Redis, real tokio vs patched to weft, under wrk.
+//! - [`zenoh_ab`]: Zenoh itself, real tokio vs patched to weft: put throughput, get round trips.
 //! - [`fs_bench`]: `weft::fs` vs `tokio::fs`.
 //! - [`agents`]: the multi-agent LLM study against the embedded Ollama simulator.
 //! - [`serve_ollama`]: that simulator standalone, or its capacity measured.
@@ -82,3 +83,4 @@ pub mod soak;
 pub mod sweep;
 pub mod tcp_echo;
 pub mod tune;
+pub mod zenoh_ab;
