@@ -126,6 +126,40 @@ fn zero_and_past_deadlines_complete() {
     });
 }
 
+/// The timer slack (`time/driver.rs`, `MIN_DELAY_TICKS`): with the clock running, a sleep or
+/// timeout shorter than 50 µs — zero and past deadlines included — takes 50 µs, so a loop that
+/// backs off with zero timeouts (as zenoh's transmission loop does, tuned to tokio's 1 ms
+/// rounding) waits instead of spinning; `interval`'s first tick stays ready at once, as tokio's.
+#[test]
+fn short_timeouts_wait_out_the_slack_and_interval_starts_at_once() {
+    for (name, rt) in support::flavors() {
+        rt.block_on(async {
+            let start = Instant::now();
+            time::sleep(Duration::ZERO).await;
+            time::sleep_until(Instant::now() - Duration::from_millis(10)).await;
+            let r = time::timeout(Duration::ZERO, std::future::pending::<()>()).await;
+            assert!(r.is_err(), "{name}");
+            let e = start.elapsed();
+            assert!(e >= Duration::from_micros(150) && e < Duration::from_secs(5), "{name}: three slacks took {e:?}");
+            // A ready future still passes through a zero timeout at once.
+            assert_eq!(time::timeout(Duration::ZERO, async { 7 }).await, Ok(7), "{name}");
+
+            // A back-off loop of zero timeouts: at most one round per 50 µs of wall time.
+            let (start, mut rounds) = (Instant::now(), 0u32);
+            while start.elapsed() < Duration::from_millis(20) {
+                let _ = time::timeout(Duration::ZERO, std::future::pending::<()>()).await;
+                rounds += 1;
+            }
+            let most = (start.elapsed().as_micros() / 50) as u32 + 1;
+            assert!(rounds <= most, "{name}: {rounds} zero-timeout rounds in {:?}", start.elapsed());
+
+            let mut ticks = time::interval(Duration::from_secs(3600));
+            let first = std::pin::pin!(ticks.tick());
+            assert!(futures::poll!(first).is_ready(), "{name}: interval's first tick not ready at once");
+        });
+    }
+}
+
 #[test]
 fn timeout_elapses_and_passes_through() {
     for (name, rt) in support::flavors() {

@@ -6,7 +6,7 @@
 //! queue and wakes the future driving the set. Dropping the set cancels every task on the
 //! owner thread, so `!Send` futures are never dropped elsewhere.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
@@ -44,6 +44,10 @@ pub(crate) struct Shared {
 
 thread_local! {
     static CURRENT: RefCell<Option<Rc<LocalContext>>> = const { RefCell::new(None) };
+    /// True while the current set is entered only through a `LocalEnterGuard`, not run: a task
+    /// woken then (by a timer the runtime's driver fires on this thread, say) is queued and the
+    /// set's driver woken, since nothing on this thread is about to tick the set.
+    static WAKE_ON_SCHEDULE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// True while this thread runs a `LocalSet` (its tasks or the `run_until` future).
@@ -133,18 +137,25 @@ impl Shared {
     }
 }
 
-/// Makes a LocalSet current on this thread while alive.
-struct Enter(Option<Rc<LocalContext>>);
+/// Makes a LocalSet current on this thread while alive (and restores the previous one).
+struct Enter(Option<Rc<LocalContext>>, bool);
 
 impl Enter {
+    /// Entered to run the set (its tasks or the `run_until` future).
     fn new(cx: &Rc<LocalContext>) -> Enter {
-        Enter(CURRENT.with(|c| c.replace(Some(cx.clone()))))
+        Enter(CURRENT.with(|c| c.replace(Some(cx.clone()))), WAKE_ON_SCHEDULE.replace(false))
+    }
+
+    /// Entered by `LocalSet::enter`: spawns go to the set, which runs later.
+    fn guard(cx: &Rc<LocalContext>) -> Enter {
+        Enter(CURRENT.with(|c| c.replace(Some(cx.clone()))), WAKE_ON_SCHEDULE.replace(true))
     }
 
     /// As `new`, or `None` when this thread's local context is already destroyed (a
     /// `LocalSet` kept in a `thread_local!` is dropped while the thread exits).
     fn try_new(cx: &Rc<LocalContext>) -> Option<Enter> {
-        CURRENT.try_with(|c| c.replace(Some(cx.clone()))).ok().map(Enter)
+        let prev = CURRENT.try_with(|c| c.replace(Some(cx.clone()))).ok()?;
+        Some(Enter(prev, WAKE_ON_SCHEDULE.try_with(|w| w.replace(false)).unwrap_or(false)))
     }
 }
 
@@ -152,6 +163,7 @@ impl Drop for Enter {
     fn drop(&mut self) {
         let prev = self.0.take();
         let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+        let _ = WAKE_ON_SCHEDULE.try_with(|w| w.set(self.1));
     }
 }
 
@@ -172,7 +184,7 @@ impl std::fmt::Debug for LocalEnterGuard {
 impl LocalSet {
     /// Makes this set the target of `spawn_local` on this thread until the guard is dropped.
     pub fn enter(&self) -> LocalEnterGuard {
-        LocalEnterGuard { _enter: Enter::new(&self.cx) }
+        LocalEnterGuard { _enter: Enter::guard(&self.cx) }
     }
 
     pub fn new() -> LocalSet {
@@ -297,6 +309,9 @@ impl Schedule for Arc<Shared> {
             .try_with(|c| match c.borrow().as_ref() {
                 Some(cx) if Arc::ptr_eq(&cx.shared, self) => {
                     cx.queue.borrow_mut().push_back(task);
+                    if WAKE_ON_SCHEDULE.with(Cell::get) {
+                        self.wake_driver();
+                    }
                     None
                 }
                 _ => Some(task),

@@ -50,6 +50,12 @@ mod real {
             false
         }
 
+        /// Whether time stands still (`time::pause`): never without `test-util`.
+        #[inline]
+        pub(crate) fn is_frozen(&self) -> bool {
+            false
+        }
+
         pub(crate) fn advance(&self, _d: std::time::Duration) -> Result<(), &'static str> {
             Err("time is not frozen")
         }
@@ -104,6 +110,11 @@ mod paused {
                 Some(since) => inner.base + since.elapsed(),
                 None => inner.base,
             }
+        }
+
+        /// Whether time stands still (`time::pause`, until `resume`).
+        pub(crate) fn is_frozen(&self) -> bool {
+            lock(&self.inner).unfrozen.is_none()
         }
 
         pub(crate) fn pause(&self) -> Result<(), &'static str> {

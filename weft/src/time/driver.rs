@@ -23,6 +23,29 @@ const AWAKE: u64 = 0;
 /// Deadlines this close to the wheel's position (in ticks, 1 µs) are checked against the clock
 /// when they are registered (`register`).
 const DUE_CHECK_WINDOW_TICKS: u64 = 1_000;
+/// With the clock running, a sleep or timeout fires no sooner than this after it is
+/// registered (ticks, 1 µs): Linux's default timer slack. Sleeps of this length and longer are
+/// exact to the tick; a shorter one, zero or an already-passed deadline included, takes this
+/// long instead of completing at once. Code written for tokio uses zero and sub-millisecond
+/// timeouts as a back-off and relies on tokio's 1 ms rounding to make them one: zenoh's
+/// transmission loop (`yield_now` then `timeout(remaining, notified)`, with `remaining` 0 once
+/// a batch is due but its lock is busy) becomes a spin on that lock when such timeouts
+/// complete at once. Measured with `weft-lab zenoh-ab` (docs/notes/performance-figures.md,
+/// "Timer slack").
+pub(crate) const MIN_DELAY_TICKS: u64 = 50;
+
+/// What registering a timer does with a deadline the clock has already reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Due {
+    /// Fires at once: `interval`'s ticks (tokio's first tick is ready on its first poll) and
+    /// re-registrations by `Sleep::reset`.
+    Now,
+    /// Sleeps and timeouts: no sooner than `MIN_DELAY_TICKS` after registration while the clock
+    /// runs; at once while it is frozen (`time::pause`), where no real time passes.
+    AfterSlack,
+    /// Only in a driver turn, after every timer due by then (`time::advance`'s own sleep).
+    InDriverTurn,
+}
 
 pub(crate) struct Handle {
     start: std::time::Instant,
@@ -83,7 +106,7 @@ impl Handle {
     /// `entry` is pinned, unlinked, and outlives its registration (deregistered on drop).
     pub(crate) unsafe fn register(&self, entry: NonNull<TimerShared>, deadline: Instant, waker: &Waker) -> bool {
         // SAFETY: `register`'s contract is `register_checked`'s.
-        unsafe { self.register_checked(entry, deadline, waker, true) }
+        unsafe { self.register_checked(entry, deadline, waker, Due::Now) }
     }
 
     /// `register`, with the clock check of deadlines near the wheel's position optional: a
@@ -97,9 +120,9 @@ impl Handle {
         entry: NonNull<TimerShared>,
         deadline: Instant,
         waker: &Waker,
-        check_clock: bool,
+        due: Due,
     ) -> bool {
-        let when = self.tick_ceil(deadline);
+        let mut when = self.tick_ceil(deadline);
         let unpark;
         {
             let mut inner = lock(&self.inner);
@@ -108,15 +131,21 @@ impl Handle {
             // A deadline the wheel has not reached yet may still be due on the clock: the wheel
             // lags the clock by the time since the driver last turned. Firing it here saves a
             // driver round trip (and makes `interval`'s first tick ready on its first poll, as
-            // in tokio). Only deadlines within 1 ms of the wheel read the clock, so ordinary
-            // sleeps pay nothing for this.
-            let due = check_clock
-                && when <= inner.wheel.elapsed().saturating_add(DUE_CHECK_WINDOW_TICKS)
-                && deadline.into_std() <= self.clock.now();
+            // in tokio); a sleep instead waits out the slack (`MIN_DELAY_TICKS`). Only deadlines
+            // within 1 ms of the wheel read the clock, so ordinary sleeps pay nothing for this.
+            let mut fire_now = false;
+            if due != Due::InDriverTurn && when <= inner.wheel.elapsed().saturating_add(DUE_CHECK_WINDOW_TICKS) {
+                let now = self.clock.now();
+                if due == Due::AfterSlack && !self.clock.is_frozen() {
+                    when = when.max(self.tick_floor(now) + MIN_DELAY_TICKS);
+                } else {
+                    fire_now = deadline.into_std() <= now;
+                }
+            }
             e.arm(when);
             // SAFETY: `register`'s `# Safety` (entry live, pinned and not linked) plus the driver
             // lock held just above, as `insert` requires.
-            if due || unsafe { inner.wheel.insert(entry, when) }.is_err() {
+            if fire_now || unsafe { inner.wheel.insert(entry, when) }.is_err() {
                 // SAFETY: `inner` is the driver lock, under which alone an entry's waker and
                 // `FIRED` are written (`entry.rs`), and the entry is not linked (found due before
                 // insertion, or refused by `insert`), as `mark_fired` requires.

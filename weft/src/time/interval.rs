@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use super::{sleep_until, Instant, Sleep};
+use super::{Instant, Sleep};
 
 /// What to do when ticks were missed because the consumer was late.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,7 +48,7 @@ pub fn interval(period: Duration) -> Interval {
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(period > Duration::ZERO, "`interval` period must be non-zero");
-    Interval { delay: Box::pin(sleep_until(start)), period, missed_tick_behavior: MissedTickBehavior::Burst }
+    Interval { delay: Box::pin(Sleep::firing_when_due(start)), period, missed_tick_behavior: MissedTickBehavior::Burst }
 }
 
 /// See [`interval`].

@@ -76,6 +76,9 @@
 //!   not add slot visits for empty time.
 //! * **Coarser resolution (e.g. 10 ms ticks)**: fewer ticks to process, but every sleep could
 //!   then fire up to 10 ms late (the lab's `lateness` command measures exactly this).
+//! * **Zero and past deadlines complete at once** (no slack): exact, but code tuned to tokio's
+//!   1 ms rounding uses `timeout(0)` as a back-off and then spins (`driver.rs`,
+//!   `MIN_DELAY_TICKS`); a 50 µs floor keeps every longer sleep exact.
 //!
 //! Cancellation: dropping a `Sleep` unlinks its entry under the lock (O(1)), so a million
 //! created-and-dropped sleeps leave nothing behind.

@@ -12,6 +12,7 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use super::driver::Due;
 use super::entry::TimerShared;
 use super::Instant;
 use crate::runtime::scheduler;
@@ -26,9 +27,8 @@ pin_project_lite::pin_project! {
         // of the waker it holds, so a poll with a waker that wakes the same task skips the
         // lock (`will_wake`'s test).
         registered: Option<WakerId>,
-        // False for the sleep inside `time::advance` (test-util): it fires only in a driver
-        // turn. (Not behind `cfg`: pin-project-lite takes no attributes on fields.)
-        check_clock: bool,
+        // What its registration does with a deadline already reached (`driver::Due`).
+        due: Due,
         #[pin]
         entry: TimerShared,
     }
@@ -76,7 +76,15 @@ impl Sleep {
                  `Builder::enable_all()`)"
             );
         }
-        Sleep { deadline, handle, registered: None, check_clock: true, entry: TimerShared::new() }
+        Sleep { deadline, handle, registered: None, due: Due::AfterSlack, entry: TimerShared::new() }
+    }
+
+    /// A sleep that completes at its first poll when its deadline has passed, without the slack
+    /// of `driver::MIN_DELAY_TICKS`: `interval`'s (tokio's first tick is ready at once).
+    pub(crate) fn firing_when_due(deadline: Instant) -> Sleep {
+        let mut sleep = Sleep::new(deadline);
+        sleep.due = Due::Now;
+        sleep
     }
 
     /// A sleep that completes only when a driver turn fires it (never at its first poll, even
@@ -84,7 +92,7 @@ impl Sleep {
     #[cfg(feature = "test-util")]
     pub(crate) fn in_driver_turn(deadline: Instant) -> Sleep {
         let mut sleep = Sleep::new(deadline);
-        sleep.check_clock = false;
+        sleep.due = Due::InDriverTurn;
         sleep
     }
 
@@ -137,7 +145,7 @@ impl Sleep {
     }
 
     fn poll_elapsed(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let check_clock = self.check_clock;
+        let due = self.due;
         let this = self.project();
         let time = time_handle(this.handle);
         if time.is_shutdown() {
@@ -152,7 +160,7 @@ impl Sleep {
         let fired = if this.registered.is_none() {
             *this.registered = Some(id);
             // SAFETY: pinned, unlinked; deregistered in our drop.
-            unsafe { time.register_checked(entry, *this.deadline, cx.waker(), check_clock) }
+            unsafe { time.register_checked(entry, *this.deadline, cx.waker(), due) }
         } else if this.entry.is_fired() {
             true
         } else if *this.registered == Some(id) {
