@@ -1,6 +1,7 @@
 //! Three nodes in three processes on loopback: this test (node C) and two `weft-actor-node`
 //! children (A and B). Remote tell/ask, monitors firing on a remote stop, a remote panic and
 //! a SIGKILL of a whole node, and a killed node's name served again by its replacement.
+//! A node at full CPU for a soak is never declared down.
 
 mod common;
 
@@ -28,8 +29,19 @@ impl Drop for Proc {
 }
 
 fn spawn_node(name: &str, listen: &str, connect: &[&str], serve: &[&str]) -> Proc {
+    spawn_node_with(name, listen, connect, serve, &[]).0
+}
+
+/// As `spawn_node`, with `extra` arguments, also returning the child's stdout after `ready`.
+fn spawn_node_with(
+    name: &str,
+    listen: &str,
+    connect: &[&str],
+    serve: &[&str],
+    extra: &[&str],
+) -> (Proc, BufReader<std::process::ChildStdout>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_weft-actor-node"));
-    cmd.args(["--name", name, "--listen", listen, "--lease-ms", "1000"]);
+    cmd.args(["--name", name, "--listen", listen, "--lease-ms", "1000"]).args(extra);
     for c in connect {
         cmd.args(["--connect", c]);
     }
@@ -38,13 +50,14 @@ fn spawn_node(name: &str, listen: &str, connect: &[&str], serve: &[&str]) -> Pro
     }
     let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut line).unwrap();
     let id = line.strip_prefix("ready ").and_then(|l| l.trim().parse().ok());
     let Some(id) = id else {
         let _ = child.kill();
         panic!("{name}: expected `ready ID`, got {line:?}");
     };
-    Proc { child, id }
+    (Proc { child, id }, out)
 }
 
 #[weft::test(flavor = "multi_thread", worker_threads = 2)]
@@ -194,4 +207,39 @@ async fn a_remote_supervisor_restarts_a_child_of_a_killed_node_elsewhere() {
 
 async fn next(sup: &mut weft_actor_remote::RemoteSupervisor) -> Ev {
     weft::time::timeout(STEP, sup.next_event()).await.expect("no supervisor event in time").expect("supervisor ended")
+}
+
+/// A node whose process runs at full CPU (`--burn 2`: two spinning threads and two tasks
+/// computing on its runtime's workers, on a 2-core box) stays alive to everyone for the whole
+/// soak (`WEFT_SOAK_SECS`, default 10; CI runs 60): this node's monitor on its actor never
+/// fires, nobody lists it down, the other child node prints no `down` line, and asks to it keep
+/// succeeding — busy is not dead, with a 1 s lease.
+#[weft::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_at_full_cpu_is_never_declared_down() {
+    let secs: u64 = std::env::var("WEFT_SOAK_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+    let (ep_a, ep_b) = (endpoint(), endpoint());
+    let (a, _) = spawn_node_with("a", &ep_a, &[], &["busy"], &["--burn", "2"]);
+    let (b, b_out) = spawn_node_with("b", &ep_b, &[&ep_a], &[], &[]);
+    // B's later lines (`down ID` / `up ID`), read on a blocking thread until B is killed.
+    let b_lines = weft::task::spawn_blocking(move || b_out.lines().map_while(Result::ok).collect::<Vec<_>>());
+    let c = node("c", &endpoint(), &[&ep_a, &ep_b]).await;
+    let busy = lookup(&c, "busy").await;
+    let mut monitor = std::pin::pin!(c.monitor(&busy));
+    let (start, mut asks, mut slowest) = (Instant::now(), 0u32, Duration::ZERO);
+    while start.elapsed() < Duration::from_secs(secs) {
+        if let Ok(down) = weft::time::timeout(Duration::from_millis(100), monitor.as_mut()).await {
+            panic!("after {:?} of full CPU: a false notice {down:?}", start.elapsed());
+        }
+        assert!(c.nodes_down().is_empty(), "after {:?}: nodes down {:?}", start.elapsed(), c.nodes_down());
+        let asked = Instant::now();
+        let answer = busy.ask(Query::Get, STEP).await;
+        assert!(matches!(answer, Ok(Answer::State { .. })), "ask {asks} to the busy node: {answer:?}");
+        slowest = slowest.max(asked.elapsed());
+        asks += 1;
+    }
+    drop(b);
+    let lines = b_lines.await.unwrap();
+    assert!(!lines.iter().any(|l| l.starts_with("down")), "B saw a node go down: {lines:?}");
+    eprintln!("soak: {secs} s with node A at full CPU, {asks} asks (slowest {slowest:?}), no false notice");
+    drop(a);
 }

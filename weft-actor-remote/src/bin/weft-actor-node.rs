@@ -16,7 +16,7 @@ use weft_actor_remote::{Node, NodeConfig};
 fn usage() -> ! {
     eprintln!(
         "usage: weft-actor-node --name NAME [--listen ENDPOINT]… [--connect ENDPOINT]… [--serve ACTOR]… \
-         [--lease-ms MS] [--multicast] [--exit-on-eof]"
+         [--lease-ms MS] [--multicast] [--exit-on-eof] [--burn THREADS]"
     );
     std::process::exit(2)
 }
@@ -26,7 +26,7 @@ async fn main() {
     let mut args = std::env::args().skip(1);
     let mut config = NodeConfig::peer("node");
     config.listen.clear();
-    let (mut serve, mut exit_on_eof) = (Vec::new(), false);
+    let (mut serve, mut exit_on_eof, mut burn) = (Vec::new(), false, 0usize);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
         match a.as_str() {
@@ -37,6 +37,7 @@ async fn main() {
             "--lease-ms" => config.lease = Duration::from_millis(value().parse().unwrap_or_else(|_| usage())),
             "--multicast" => config.multicast = true,
             "--exit-on-eof" => exit_on_eof = true,
+            "--burn" => burn = value().parse().unwrap_or_else(|_| usage()),
             _ => usage(),
         }
     }
@@ -55,6 +56,7 @@ async fn main() {
             std::process::exit(1)
         }
     }
+    burn_cpu(burn);
     println!("ready {}", node.id());
     if exit_on_eof {
         weft::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink())).await.ok();
@@ -74,5 +76,29 @@ async fn main() {
             let _ = writeln!(std::io::stdout(), "up {n}");
         }
         seen = down;
+    }
+}
+
+/// `--burn N`: keeps this process busy, as a node whose actors compute flat out would be — N
+/// threads spinning, and N tasks on this node's runtime computing in ~1 ms slices between
+/// yields (its workers stay busy too).
+fn burn_cpu(n: usize) {
+    for _ in 0..n {
+        std::thread::spawn(|| {
+            let mut x = 1u64;
+            loop {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        });
+        weft::spawn(async {
+            let mut x = 1u64;
+            loop {
+                let slice = std::time::Instant::now();
+                while slice.elapsed() < Duration::from_millis(1) {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+                weft::task::yield_now().await;
+            }
+        });
     }
 }
