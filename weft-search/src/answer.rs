@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::files::{FileSet, Skipped};
 use crate::project;
-use crate::scan::{FileOrder, FileResult, FileSet, Scan, Skipped};
+use crate::scan::{FileOrder, FileResult, Scan};
 use crate::search::{Hit, Job, Stats};
 
 /// Where an invalid line is, for the message that names it.
@@ -114,9 +115,23 @@ pub async fn collect(files: Arc<FileSet>, root: &Path, job: Arc<Job>, threads: u
     }
     answer.finish();
     if !job.details {
-        crate::search::fill_details(&mut answer.hits, &job.query, |f| &files.paths[f as usize]);
+        fill_details(&mut answer.hits, &job.query, |f| &files.paths[f as usize]);
     }
     answer
+}
+
+/// Gives hits found without details (see [`crate::search::Job::details`]) their snippet and ids, re-reading
+/// each one's line; `path` names a hit's file.
+pub fn fill_details<'p>(hits: &mut [Hit], query: &crate::query::Query, path: impl Fn(u32) -> &'p std::path::Path) {
+    let mut text = String::new();
+    for h in hits {
+        let Ok(line) = reread(path(h.file), h) else { continue };
+        let Ok(r) = crate::record::parse(&line, &mut text) else { continue };
+        (h.snippet, h.match_range) = crate::search::snippet(query, &text[..r.content_len]);
+        h.session_id = r.session_id.as_deref().unwrap_or("").to_owned();
+        h.uuid = r.uuid.as_deref().unwrap_or("").to_owned();
+        h.cwd = r.cwd.as_deref().unwrap_or("").to_owned();
+    }
 }
 
 /// Re-reads a hit's line from its file (for `--raw` and `--full-text`).

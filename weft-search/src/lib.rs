@@ -4,8 +4,8 @@
 //! # Map
 //! - [`query`]: the query language; [`record`]: what text of a line is searched;
 //!   [`prefilter`]: which lines could match, from raw bytes; [`search`]: one file's search;
-//!   [`scan`]: files on weft's blocking pool, streamed and cancellable; [`project`]: where
-//!   sessions are; [`when`]: time filters; [`answer`]: merging files into the answer;
+//!   [`files`]: which transcripts a search covers; [`scan`]: files on weft's blocking pool,
+//!   streamed and cancellable; [`project`]: where sessions are; [`when`]: time filters; [`answer`]: merging files into the answer;
 //!   [`output`]: text, JSON, JSONL and stats; [`tui`]: the interactive search; [`cli`]: flags.
 //!
 //! # Glossary
@@ -16,6 +16,7 @@
 
 pub mod answer;
 pub mod cli;
+pub mod files;
 pub mod output;
 pub mod prefilter;
 pub mod project;

@@ -13,9 +13,9 @@ use weft_search::output::{self, Style};
 use weft_search::project::{self, Source};
 use weft_search::query::Query;
 use weft_search::record::Kind;
-use weft_search::scan;
 use weft_search::search::{Filter, Job};
 use weft_search::{answer, tui, when};
+use weft_search::{files, scan};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -180,7 +180,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 
 /// Lists the files to search; a missing root or an empty project is an error that says what to
 /// do.
-fn list(source: &Source, encoded: Option<&str>, project: Option<&Path>) -> Result<scan::FileSet, String> {
+fn list(source: &Source, encoded: Option<&str>, project: Option<&Path>) -> Result<files::FileSet, String> {
     if !source.root.exists() {
         return Err(format!(
             "{} does not exist: no Claude Code sessions here (give --pattern DIR, or set CLAUDE_CONFIG_DIR)",

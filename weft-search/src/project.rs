@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::scan::{self, FileSet};
+use crate::files::{self, FileSet};
 
 /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
 pub fn default_root() -> Result<PathBuf, String> {
@@ -78,8 +78,8 @@ impl Source {
     /// Lists the files (sorted), keeping those in a project that passes `project` (an encoded
     /// prefix) and matching the glob.
     pub fn list(&self, project: Option<&str>) -> Result<FileSet, String> {
-        let mut set =
-            scan::list_files(&self.root).map_err(|e| format!("{}: {}", self.root.display(), scan::describe_io(&e)))?;
+        let mut set = files::list_files(&self.root)
+            .map_err(|e| format!("{}: {}", self.root.display(), files::describe_io(&e)))?;
         let keep: Vec<bool> = set
             .paths
             .iter()

@@ -27,7 +27,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::shape::{Content, Input, Item, ResultContent, Str};
+use crate::shape::{Content, ContentPart, Input, Item, ResultContent, Str};
 
 /// The four message types; a line's `type`, which is also its role for `-r` (as in ccms: a
 /// summary is role `summary`, `message.role` is not consulted).
@@ -120,25 +120,6 @@ struct Line<'a> {
 struct Message<'a> {
     #[serde(borrow)]
     content: Option<Content<'a>>,
-}
-
-#[derive(Deserialize)]
-pub(crate) struct ContentPart<'a> {
-    #[serde(borrow, rename = "type")]
-    kind: Option<Str<'a>>,
-    #[serde(borrow)]
-    text: Option<Str<'a>>,
-    #[serde(borrow)]
-    thinking: Option<Str<'a>>,
-    #[serde(borrow)]
-    name: Option<Str<'a>>,
-    #[serde(borrow)]
-    input: Option<Input<'a>>,
-    #[serde(borrow)]
-    tool_use_id: Option<Str<'a>>,
-    #[serde(borrow)]
-    content: Option<ResultContent<'a>>,
-    is_error: Option<bool>,
 }
 
 /// A parsed message line: its fields; its text is in the buffer given to [`parse`].

@@ -421,20 +421,6 @@ impl<'j> FileSearch<'j> {
     }
 }
 
-/// Gives hits found without details (see [`Job::details`]) their snippet and ids, re-reading
-/// each one's line; `path` names a hit's file.
-pub fn fill_details<'p>(hits: &mut [Hit], query: &Query, path: impl Fn(u32) -> &'p std::path::Path) {
-    let mut text = String::new();
-    for h in hits {
-        let Ok(line) = crate::answer::reread(path(h.file), h) else { continue };
-        let Ok(r) = record::parse(&line, &mut text) else { continue };
-        (h.snippet, h.match_range) = snippet(query, &text[..r.content_len]);
-        h.session_id = r.session_id.as_deref().unwrap_or("").to_owned();
-        h.uuid = r.uuid.as_deref().unwrap_or("").to_owned();
-        h.cwd = r.cwd.as_deref().unwrap_or("").to_owned();
-    }
-}
-
 /// An excerpt of the content text around the first positive match (or its start), whitespace
 /// runs collapsed to one space, `...` where it was cut.
 pub fn snippet(query: &Query, text: &str) -> (String, Option<(u32, u32)>) {

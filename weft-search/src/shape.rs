@@ -99,10 +99,30 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     }
 }
 
+/// One part of `message.content` when it is an array.
+#[derive(serde::Deserialize)]
+pub(crate) struct ContentPart<'a> {
+    #[serde(borrow, rename = "type")]
+    pub(crate) kind: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub(crate) text: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub(crate) thinking: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub(crate) name: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub(crate) input: Option<Input<'a>>,
+    #[serde(borrow)]
+    pub(crate) tool_use_id: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub(crate) content: Option<ResultContent<'a>>,
+    pub(crate) is_error: Option<bool>,
+}
+
 /// `message.content`: a string, parts, or anything else.
 pub enum Content<'a> {
     S(Cow<'a, str>),
-    Parts(Vec<crate::record::ContentPart<'a>>),
+    Parts(Vec<ContentPart<'a>>),
     Other,
 }
 

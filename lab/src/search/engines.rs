@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-pub use weft_search::scan::describe_io;
-use weft_search::scan::Skipped;
+pub use weft_search::files::describe_io;
+use weft_search::files::Skipped;
 use weft_search::search::{FileOutcome, FileSearch, Hit, Job as SearchJob};
 
 /// An engine by name.
@@ -104,7 +104,7 @@ impl SearchOutcome {
 
 /// Every `*.jsonl` file under `root`, sorted by path, and the entries that were skipped.
 pub fn list_files(root: &Path) -> io::Result<(Vec<PathBuf>, Vec<Skipped>)> {
-    let set = weft_search::scan::list_files(root)?;
+    let set = weft_search::files::list_files(root)?;
     Ok((set.paths, set.skipped))
 }
 

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::scan::FileSet;
+use crate::files::FileSet;
 use crate::search::Filter;
 
 /// What the interactive search works on: the files (after the project filter) and the fixed
