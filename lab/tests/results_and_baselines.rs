@@ -157,3 +157,19 @@ fn reports_show_tables_verdicts_charts_and_methodology() {
     assert_eq!(spawn.rows[0].workload, SpawnOutside);
     assert_eq!(spawn.rows[1].workload, SpawnInside);
 }
+
+#[test]
+fn long_polls_are_counted_into_the_reports_not_printed_between_them() {
+    let quiet = sample_results(20_000_000);
+    assert!(!report::render_markdown(&quiet).contains("## Long polls"));
+    assert!(!report::terminal(&quiet).contains("long polls"));
+    let mut m = measured(SpawnInside, 1_000_000, WeftMt, &around(20_000_000, 5));
+    m.long_polls = 12;
+    let results = assemble(&[m, measured(SpawnInside, 1_000_000, TokioMt, &around(100_000_000, 5))]);
+    assert_eq!(results.results.iter().map(|r| r.long_polls).sum::<u64>(), 12);
+    let back = Results::from_json(&results.to_json()).unwrap();
+    assert_eq!(back, results, "long_polls survives results.json");
+    let md = report::render_markdown(&results);
+    assert!(md.contains("## Long polls") && md.contains("on weft-mt: 12"), "{md}");
+    assert!(report::terminal(&results).contains("on weft-mt: 12"));
+}

@@ -172,6 +172,7 @@ pub fn measure(o: &ActorOptions, progress: bool) -> Results {
                 group: "actors".into(),
                 stats: if ok { RowStats::of(&samples[i]) } else { None },
                 samples_ns: samples[i].clone(),
+                long_polls: 0,
             });
         }
     }

@@ -82,6 +82,12 @@ pub trait Adapter: Sized + 'static {
     /// Runs `fut` to completion on the calling thread, with the runtime as context.
     fn block_on<F: Future>(&self, fut: F) -> F::Output;
 
+    /// Polls this runtime's long-poll monitor counted so far (weft's `long_poll_count`); 0 for
+    /// runtimes without one. The lab turns weft's warning lines off and reports this instead.
+    fn long_polls(&self) -> u64 {
+        0
+    }
+
     /// Spawns onto the current runtime (call only inside `block_on` or a task).
     fn spawn<F>(fut: F) -> Self::Handle<F::Output>
     where

@@ -74,6 +74,18 @@ pub enum Status {
     Failed(String),
 }
 
+/// Long polls counted by the runtimes sampled in this process since the last `take_long_polls`.
+static LONG_POLLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Adds a sampled runtime's long-poll count (`Adapter::long_polls`), before it is dropped.
+pub fn add_long_polls(n: u64) {
+    LONG_POLLS.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn take_long_polls() -> u64 {
+    LONG_POLLS.swap(0, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// What was measured for one contender in one cell.
 #[derive(Clone, Debug)]
 pub struct Measured {
@@ -84,6 +96,8 @@ pub struct Measured {
     pub status: Status,
     /// Counted samples in round order.
     pub samples_ns: Vec<u64>,
+    /// Long polls weft's monitor counted during the counted samples (0 for other runtimes).
+    pub long_polls: u64,
 }
 
 /// Takes one sample of `workload` at `scale` on `contender`, in this process unless the runtime
@@ -219,6 +233,7 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
                 label: k.label.clone(),
                 status: Status::Ok,
                 samples_ns: Vec::new(),
+                long_polls: 0,
             })
             .collect();
         for round in 0..rounds {
@@ -235,8 +250,12 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
                     options.sample_timeout,
                     format!("{} {} on {}", cell.workload.name(), cell.scale, contender.label),
                 );
+                take_long_polls();
                 let outcome = sample(contender, cell.workload, cell.scale, &options.exe, true, options.sample_timeout);
                 watchdog.disarm();
+                if round >= options.warmup {
+                    measured[i].long_polls += take_long_polls();
+                }
                 match outcome {
                     Outcome::Time(t) if round >= options.warmup => measured[i].samples_ns.push(t.as_nanos() as u64),
                     Outcome::Time(_) => {}

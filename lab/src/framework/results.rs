@@ -134,6 +134,10 @@ pub struct Row {
     pub group: String,
     /// Counted samples, in round order (sample i was taken in round i).
     pub samples_ns: Vec<u64>,
+    /// Polls weft's long-poll monitor counted over the counted samples (over 10 ms on a worker:
+    /// a workload whose one poll spawns a million tasks has them); 0 for other runtimes.
+    #[serde(default)]
+    pub long_polls: u64,
     /// Absent unless `status` is "ok".
     #[serde(flatten)]
     pub stats: Option<RowStats>,
@@ -218,6 +222,7 @@ impl Row {
             group: m.workload.spec().group.name().to_string(),
             stats: if m.status == Status::Ok { RowStats::of(&m.samples_ns) } else { None },
             samples_ns: m.samples_ns.clone(),
+            long_polls: m.long_polls,
         }
     }
 

@@ -13,6 +13,7 @@ pub fn measured(workload: Workload, scale: u64, runtime: RuntimeId, samples: &[u
         label: runtime.name().into(),
         status: Status::Ok,
         samples_ns: samples.to_vec(),
+        long_polls: 0,
     }
 }
 

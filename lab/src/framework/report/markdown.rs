@@ -75,6 +75,16 @@ pub fn render(results: &Results) -> String {
         let _ = writeln!(md, "\n{}\n", about.join("\n"));
     }
 
+    let long: Vec<String> = super::long_polls(results).into_iter().map(|l| format!("- {l}")).collect();
+    if !long.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Long polls\n\nPolls weft's monitor found keeping a worker over its threshold (10 ms) during \
+             the counted samples, per row; the lab turns weft's warning lines off and counts them here (a \
+             workload whose one poll spawns a million tasks has them by design):\n\n{}\n",
+            long.join("\n")
+        );
+    }
     let _ = writeln!(md, "## Methodology\n");
     for paragraph in methodology(results) {
         let _ = writeln!(md, "{paragraph}\n");

@@ -211,7 +211,25 @@ pub fn terminal(results: &Results) -> String {
     out.push_str(
         "ratio = weft time ÷ baseline time, median of paired samples, [95% bootstrap CI]; < 1 means weft is faster.\n",
     );
+    let long = long_polls(results);
+    if !long.is_empty() {
+        out.push_str(&format!(
+            "long polls (weft's monitor, polls over 10 ms, counted instead of warned about): {}\n",
+            long.join(", ")
+        ));
+    }
     out
+}
+
+/// `workload scale on runtime: count` for every row whose runtime's long-poll monitor counted
+/// polls during the counted samples.
+pub fn long_polls(results: &Results) -> Vec<String> {
+    results
+        .results
+        .iter()
+        .filter(|r| r.long_polls > 0)
+        .map(|r| format!("{} {} on {}: {}", r.workload, r.scale, r.runtime, r.long_polls))
+        .collect()
 }
 
 /// Writes `results.json`, `report.md` and `report.html` into `dir`.

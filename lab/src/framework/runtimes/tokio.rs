@@ -11,8 +11,14 @@ super::tokio_shaped::tokio_shaped_adapter! {
     hyper_io: hyper_util::rt::TokioIo,
     hyper_timer: hyper_util::rt::TokioTimer,
     configure: configure,
+    long_polls: no_long_polls,
 }
 
 /// Nothing: the settings `configure` exists for are weft's (tokio's poll-time histogram needs
 /// `--cfg tokio_unstable`).
 fn configure(_builder: &mut tokio::runtime::Builder, _config: &crate::framework::adapter::RtConfig) {}
+
+/// tokio has no long-poll monitor.
+fn no_long_polls(_runtime: &tokio::runtime::Runtime) -> u64 {
+    0
+}

@@ -3,7 +3,8 @@
 //! `tokio.rs` and `weft.rs` instantiate it with their crate; the only other difference between
 //! them is the hyper I/O wrapper (`hyper_util::rt::TokioIo` vs `weft::compat::hyper::WeftIo`)
 //! and a `configure` function for builder settings only one of them has (weft's opt-in metrics
-//! histograms, the `sweep` knobs `poll_time_histogram` and `schedule_latency_histogram`).
+//! histograms, the `sweep` knobs `poll_time_histogram` and `schedule_latency_histogram`; weft's
+//! long-poll warning lines off), with `long_polls` reading weft's long-poll count.
 //!
 //! Each instance is built with `enable_all()` like a typical application, so the timer and I/O
 //! drivers are present exactly as they are in production, and uses the runtime's own `sync`
@@ -20,7 +21,8 @@ macro_rules! tokio_shaped_adapter {
         thread_name: $thread_name:literal,
         hyper_io: $($hyper_io:ident)::+,
         hyper_timer: $($hyper_timer:ident)::+,
-        configure: $configure:path $(,)?
+        configure: $configure:path,
+        long_polls: $long_polls:path $(,)?
     ) => {
         #[doc = concat!("A built `", stringify!($rt), "` runtime of either flavor.")]
                 pub struct $Adapter {
@@ -54,6 +56,10 @@ macro_rules! tokio_shaped_adapter {
 
             fn block_on<F: std::future::Future>(&self, fut: F) -> F::Output {
                 self.runtime.block_on(fut)
+            }
+
+            fn long_polls(&self) -> u64 {
+                $long_polls(&self.runtime)
             }
 
             fn spawn<F>(fut: F) -> Self::Handle<F::Output>
