@@ -22,7 +22,15 @@ deadpool-postgres's tests expect (see `POSTGRES_HBA` and `POSTGRES_SETUP` in `se
 database, logs and Erlang cookie in the temporary directory, the Erlang distribution port (25672)
 and a private epmd (port 24369, stopped with the node) on loopback too.
 
-    compat/ecosystem/run.py [--only tokio-util,axum] [--work DIR]
+A test target listed in `isolate=TARGET[,TARGET]` runs one test per process (two at a time), as
+`cargo nextest` does: zenoh's `regions` tests each install a process-wide tracing subscriber and
+count the events it captured, so in one process only the first test's module sees any.
+`retries=N` runs such a test that failed again, up to N times, as the crate's nextest profile
+does (zenoh's: 2); a test that passed only on a retry is printed. A crate
+marked `full` (a long build or run) is left out unless `--full` is given or `--only` names it;
+CI runs without either.
+
+    compat/ecosystem/run.py [--full] [--only tokio-util,axum] [--work DIR]
 """
 
 import argparse
@@ -35,6 +43,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -46,17 +55,25 @@ FACADE = REPO / "compat" / "tokio"
 
 
 def crates():
-    """(name, version, features, services, env, own) for each line of crates.txt; `own` holds
-    `patch` and/or `dev` for `patch=self` and `dev=self`."""
+    """(name, version, features, services, env, own, isolate, retries, full) for each line of
+    crates.txt; `own` holds `patch` and/or `dev` for `patch=self` and `dev=self`, `isolate` the
+    test targets (`tests/NAME`) run one test per process, `retries` how often such a test that
+    failed runs again, `full` whether only `--full` (or `--only`) runs the crate."""
     for line in (HERE / "crates.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         name, version, features, *options = line.split()
-        services, env, own = [], {}, set()
+        services, env, own, isolate, retries, full = [], {}, set(), set(), 0, False
         for option in options:
             key, _, value = option.partition("=")
-            if key == "needs" and value:
+            if option == "full":
+                full = True
+            elif key == "isolate" and value:
+                isolate |= {f"tests/{t}" for t in value.split(",") if t}
+            elif key == "retries" and value.isdigit():
+                retries = int(value)
+            elif key == "needs" and value:
                 services += [s for s in value.split(",") if s]
             elif key == "env" and "=" in value:
                 var, _, val = value.partition("=")
@@ -64,11 +81,11 @@ def crates():
             elif key in ("patch", "dev") and value == "self":
                 own.add(key)
             else:
-                sys.exit(f"crates.txt: {name}: unknown option {option!r} (expected needs=SERVICE, env=NAME=VALUE, patch=self or dev=self)")
+                sys.exit(f"crates.txt: {name}: unknown option {option!r} (expected needs=SERVICE, env=NAME=VALUE, patch=self, dev=self, isolate=TARGET, retries=N or full)")
         for service in services:
             if service not in SERVICES:
                 sys.exit(f"crates.txt: {name}: unknown service {service!r} (known: {', '.join(SERVICES)})")
-        yield name, version, features, services, env, own
+        yield name, version, features, services, env, own, isolate, retries, full
 
 
 def known():
@@ -179,8 +196,8 @@ def target_label(target):
     return f"lib" if "lib" in kinds or "proc-macro" in kinds else f"{'/'.join(kinds)}/{target.get('name')}"
 
 
-def run_tests(executable, cwd, env):
-    out = subprocess.run([executable, "--test-threads=2"], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+def run_tests(executable, cwd, env, args=("--test-threads=2",)):
+    out = subprocess.run([executable, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
     passed = failed = ignored = 0
     failures = []
     for line in out.stdout.splitlines():
@@ -196,9 +213,35 @@ def run_tests(executable, cwd, env):
     return passed, failed, ignored, failures
 
 
+def run_isolated(executable, cwd, env, retries):
+    """Each test of the binary in a process of its own, two at a time, a failed one run again up to
+    `retries` times (nextest's `retries`); the same totals as run_tests. A test that passed only
+    on a retry is printed, so a flaky pass stays visible."""
+    listing = subprocess.run([executable, "--list", "--format", "terse"], cwd=cwd, capture_output=True, text=True, env=env, check=True)
+    tests = [line[: -len(": test")] for line in listing.stdout.splitlines() if line.endswith(": test")]
+
+    def one(test):
+        for attempt in range(retries + 1):
+            result = run_tests(executable, cwd, env, (test, "--exact"))
+            if not result[1]:
+                if attempt:
+                    print(f"  {Path(executable).name}: {test} passed on retry {attempt} of {retries}", flush=True)
+                break
+        return result
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(one, tests))
+    passed = sum(r[0] for r in results)
+    failed = sum(r[1] for r in results)
+    ignored = sum(r[2] for r in results)
+    failures = [test for test, r in zip(tests, results) if r[1]]
+    return passed, failed, ignored, failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated crate names")
+    ap.add_argument("--full", action="store_true", help="also the crates marked `full` in crates.txt (long builds or runs; CI leaves them out)")
     ap.add_argument("--work", default=str(REPO / "target" / "ecosystem"))
     args = ap.parse_args()
     work = Path(args.work)
@@ -210,8 +253,10 @@ def main():
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
     rows, unexplained = [], []
-    for name, version, features, services, crate_env, own in crates():
+    for name, version, features, services, crate_env, own, isolate, retries, full in crates():
         if only and name not in only:
+            continue
+        if full and not args.full and name not in only:
             continue
         started = time.monotonic()
         dst = prepare(name, version, work, own)
@@ -223,7 +268,10 @@ def main():
             if built:
                 start_services(services, work / "services", name)
             for label, exe in sorted(built.items()):
-                p, f, i, failures = run_tests(exe, dst, test_env)
+                if label in isolate:
+                    p, f, i, failures = run_isolated(exe, dst, test_env, retries)
+                else:
+                    p, f, i, failures = run_tests(exe, dst, test_env)
                 totals[0] += p
                 totals[1] += f
                 totals[2] += i
