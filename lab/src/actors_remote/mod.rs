@@ -90,8 +90,7 @@ impl Drop for Proc {
 }
 
 fn free_endpoint() -> Result<String, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    Ok(format!("tcp/127.0.0.1:{}", l.local_addr().map_err(|e| e.to_string())?.port()))
+    Ok(format!("tcp/127.0.0.1:{}", services::free_port()?))
 }
 
 fn cpu_of(pid: u32) -> Result<f64, String> {

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::services::free_port;
+
 /// How long a server may take to accept its first connection.
 const READY_WITHIN: Duration = Duration::from_secs(30);
 
@@ -41,12 +43,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// A loopback port nobody listens on now (bound, read and released; the server binds it next).
-fn free_port() -> Result<u16, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("finding a free port: {e}"))?;
-    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
 
 /// Polls until `addr` accepts a connection, `alive` says the server still runs, or time is up.

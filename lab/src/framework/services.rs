@@ -1,7 +1,8 @@
 //! Programs the lab builds and runs but cannot link: cargo projects under `lab/services/`, each
 //! with its own lock file and dependency graph (a service built on the real tokio and the same
 //! one patched to weft; the agents workflow with reqwest on weft natively). Built with
-//! `--locked` into a target directory of their own on first use.
+//! `--locked` into a target directory of their own on first use; `free_port` gives a started one
+//! a loopback port.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -43,4 +44,10 @@ pub fn expect_only_the_facade(project: &str) -> Result<(), String> {
         return Err(format!("{project}'s graph holds a real tokio:\n{text}{}", String::from_utf8_lossy(&tree.stderr)));
     }
     Ok(())
+}
+
+/// A loopback port nobody listens on now (bound, read and released; the server binds it next).
+pub fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("finding a free port: {e}"))?;
+    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }

@@ -17,6 +17,7 @@ use std::process::{Command, ExitCode, Stdio};
 use serde::{Deserialize, Serialize};
 
 use crate::framework::service_ab::{self, Build, Running};
+use crate::framework::services;
 use crate::framework::stats;
 
 /// The workloads, in the order each round runs them.
@@ -92,14 +93,9 @@ fn drive(exe: &PathBuf, build: Build, server: &Running, workload: &str, n: u64) 
     Ok(run)
 }
 
-fn free_port() -> Result<u16, String> {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    Ok(probe.local_addr().map_err(|e| e.to_string())?.port())
-}
-
 /// One build's runs in one round: a fresh server, one driver per workload.
 fn round(exe: &PathBuf, build: Build, args: &Args) -> Result<Vec<Run>, String> {
-    let listen = format!("tcp/127.0.0.1:{}", free_port()?);
+    let listen = format!("tcp/127.0.0.1:{}", services::free_port()?);
     let server = Running::start(exe, &["serve", "--listen", &listen])?;
     server.expect_runtime(build)?;
     let mut runs = Vec::new();
