@@ -8,6 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::framework::checks::SmokeHook;
+use crate::framework::report::Section;
 use crate::framework::{idle_conns, measure};
 use crate::{
     actors, actors_remote, agents, axum_ab, baseline, block_in_place, blocking_resilience, console, console_demo,
@@ -91,29 +93,43 @@ enum Command {
     /// Run COMMAND under a grid of runtime environment variables; print the best setting,
     /// its ratio to the default with a CI, the lines to deploy it, and the runtime's diagnosis.
     Tune(tune::Args),
+    // Child entry points, hidden: a study's is `__STUDY` and is that study's `ChildArgs` and
+    // `run_child`; the framework's are `__sample` and `__idle-holder`.
     /// Internal: take one sample in this process and print `ok <ns>`.
     #[command(name = "__sample", hide = true)]
     Sample(measure::ChildArgs),
-    /// Internal: one `memory-per-task` round in this (fresh) process; prints `ok <bytes>`.
-    #[command(name = "__memory_sample", hide = true)]
-    MemorySample(memory_per_task::ChildArgs),
-    /// Internal: one bytes-per-idle-actor sample in this (fresh) process; prints `ok <bytes>`.
-    #[command(name = "__actor_idle", hide = true)]
-    ActorIdle(actors::idle::ChildArgs),
-    #[command(name = "__burst_sample", hide = true)]
-    BurstSample(memory_burst::ChildArgs),
-    #[command(name = "__soak_server", hide = true)]
-    SoakServer(soak::ChildArgs),
-    /// Internal: one `http-hello` server until killed.
-    #[command(name = "__http_server", hide = true)]
-    HttpServer(http_hello::ChildArgs),
     /// Internal: hold idle connections for `http-hello`/`tcp-echo`.
-    #[command(name = "__idle_holder", hide = true)]
+    #[command(name = "__idle-holder", hide = true)]
     IdleHolder(idle_conns::ChildArgs),
+    /// Internal: one `memory-per-task` round in this (fresh) process; prints `ok <bytes>`.
+    #[command(name = "__memory-per-task", hide = true)]
+    MemoryPerTaskChild(memory_per_task::ChildArgs),
+    /// Internal: one bytes-per-idle-actor sample in this (fresh) process; prints `ok <bytes>`.
+    #[command(name = "__actors", hide = true)]
+    ActorsChild(actors::ChildArgs),
+    /// Internal: one burst round in this (fresh) process.
+    #[command(name = "__memory-burst", hide = true)]
+    MemoryBurstChild(memory_burst::ChildArgs),
+    /// Internal: one soak server until killed.
+    #[command(name = "__soak", hide = true)]
+    SoakChild(soak::ChildArgs),
+    /// Internal: one `http-hello` server until killed.
+    #[command(name = "__http-hello", hide = true)]
+    HttpHelloChild(http_hello::ChildArgs),
     /// Internal: run one agents batch (plan on stdin, JSON reply on stdout); async-std's rows.
-    #[command(name = "__agents-batch", hide = true)]
-    AgentsBatch(agents::ChildArgs),
+    #[command(name = "__agents", hide = true)]
+    AgentsChild(agents::ChildArgs),
 }
+
+/// Each study's own smoke checks, run by `weft-lab smoke` after the micro workloads'.
+const SMOKE_HOOKS: &[SmokeHook] = &[
+    SmokeHook { name: "agents", run: agents::smoke },
+    SmokeHook { name: "actors", run: actors::smoke },
+    SmokeHook { name: "search", run: search::smoke },
+];
+
+/// The study sections a `results.json` may carry, for `weft-lab report`.
+const SECTIONS: &[Section] = &[agents::SECTION];
 
 /// Entry point of the binary: exit 2 with `error: …` on any error.
 pub fn main() -> ExitCode {
@@ -121,16 +137,15 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         None => micro::run(cli.micro),
         Some(Command::Micro(a)) => micro::run(a),
-        Some(Command::Smoke(a)) => smoke::run(a),
+        Some(Command::Smoke(a)) => smoke::run(a, SMOKE_HOOKS),
         Some(Command::Baseline(a)) => baseline::run(a),
         Some(Command::Sweep(a)) => sweep::run(a),
-        Some(Command::Report(a)) => report::run(a),
+        Some(Command::Report(a)) => report::run(a, SECTIONS),
         Some(Command::Lateness(a)) => lateness::run(a),
         Some(Command::MemoryPerTask(a)) => memory_per_task::run(a),
         Some(Command::MemoryBurst(a)) => memory_burst::run(a),
         Some(Command::Fuzz(a)) => fuzz::run(a),
         Some(Command::Soak(a)) => soak::run(a),
-        Some(Command::SoakServer(a)) => soak::run_child(a),
         Some(Command::BlockingResilience(a)) => blocking_resilience::run(a),
         Some(Command::BlockInPlace(a)) => block_in_place::run(a),
         Some(Command::TcpEcho(a)) => tcp_echo::run(a),
@@ -148,12 +163,13 @@ pub fn main() -> ExitCode {
         Some(Command::ConsoleDemo(a)) => console_demo::run(a),
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Sample(a)) => measure::run_child(a),
-        Some(Command::MemorySample(a)) => memory_per_task::run_child(a),
-        Some(Command::BurstSample(a)) => memory_burst::run_child(a),
-        Some(Command::ActorIdle(a)) => actors::idle::run_child(a),
-        Some(Command::HttpServer(a)) => http_hello::run_child(a),
         Some(Command::IdleHolder(a)) => idle_conns::run_child(a),
-        Some(Command::AgentsBatch(a)) => agents::run_child(a),
+        Some(Command::MemoryPerTaskChild(a)) => memory_per_task::run_child(a),
+        Some(Command::ActorsChild(a)) => actors::run_child(a),
+        Some(Command::MemoryBurstChild(a)) => memory_burst::run_child(a),
+        Some(Command::SoakChild(a)) => soak::run_child(a),
+        Some(Command::HttpHelloChild(a)) => http_hello::run_child(a),
+        Some(Command::AgentsChild(a)) => agents::run_child(a),
     };
     match outcome {
         Ok(code) => code,
@@ -206,9 +222,21 @@ mod tests {
     }
 
     #[test]
+    fn every_hidden_child_is_named_for_its_study_or_the_framework() {
+        let studies: BTreeSet<String> = subcommands().into_iter().map(|s| s.replace('_', "-")).collect();
+        for c in super::Cli::command().get_subcommands().filter(|c| c.is_hide_set()) {
+            let name = c.get_name();
+            let study = name.strip_prefix("__").unwrap_or_else(|| panic!("hidden command {name} lacks the __ prefix"));
+            assert!(
+                studies.contains(study) || ["sample", "idle-holder"].contains(&study),
+                "hidden command {name} is neither __STUDY nor one of the framework's children"
+            );
+        }
+    }
+
+    #[test]
     fn every_subcommand_has_its_folder_and_every_folder_is_a_subcommand() {
         let commands = subcommands();
-        assert_eq!(commands.len(), 26, "public subcommands: {commands:?}");
         let folders = study_folders();
         for c in &commands {
             assert!(

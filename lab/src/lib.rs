@@ -3,21 +3,25 @@
 //!
 //! Two kinds of module: the measuring framework, and one folder per subcommand (its name with
 //! `-` → `_`), each exporting its `Args`, its `run`, and its hidden child entry point
-//! (`ChildArgs`, `run_child`) if it has one. [`cli`] is the command enum and one line per
-//! subcommand; a test there fails when a subcommand, its folder and this map disagree.
+//! (`ChildArgs`, `run_child`, the command `__STUDY`) if it has one. [`cli`] is the command enum,
+//! one line per subcommand, and the registry of what studies lend the framework (smoke hooks,
+//! report sections); a test there fails when a subcommand, its folder and this map disagree.
+//! The framework names no study and no study names another (`tests/module_graph.rs`).
 //!
 //! Framework ([`framework`]), in the order data flows:
 //! - `adapter`: the small trait every runtime implements (spawn, join, yield, block_on, sleep,
 //!   channels, net); `runtimes` has one adapter per runtime and the registry of names.
 //! - `workloads`: the micro suite, each workload written once against the adapter and checking
 //!   its own output.
-//! - `measure`: a fresh runtime per sample, runtimes interleaved round by round, child
-//!   processes where a runtime cannot be torn down (`__sample`).
+//! - `suite`, `measure`: the micro suite as a run; a fresh runtime per sample, runtimes
+//!   interleaved round by round, child processes where a runtime cannot be torn down
+//!   (`__sample`).
 //! - `stats`, `results`, `report`: summaries and bootstrap CIs, `results.json` with paired
-//!   ratios, the terminal table, `report.md` and `report.html`.
-//! - `baseline`, `sweep`, `smoke`: regression baselines, knob grids, the CI check's runner.
-//! - `selection`, `idle_conns`: the flags every study shares; idle connections held open by a
-//!   child process for the network studies.
+//!   ratios and study sections, the terminal table, `report.md` and `report.html`.
+//! - `regression`, `knobs`, `checks`: regression baselines, knob grids, smoke checks.
+//! - `selection`, `memory`, `idle_conns`, `ollama`: the flags every study shares; RSS and
+//!   parked tasks; idle connections held open by a child process; the Ollama simulator and
+//!   the streamed call over any runtime.
 //!
 //! Studies (one per subcommand):
 //! - [`micro`]: the micro suite and its report (the default command).

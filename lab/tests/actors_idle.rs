@@ -36,10 +36,10 @@ fn the_idle_table_alone_measures_each_peer_in_its_own_process() {
 
 #[test]
 fn the_child_refuses_an_unknown_peer_and_zero_actors() {
-    let out = lab(&["__actor_idle", "--peer", "erlang", "--actors", "10"]);
+    let out = lab(&["__actors", "--peer", "erlang", "--actors", "10"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown actor peer erlang"));
-    let out = lab(&["__actor_idle", "--peer", "weft-actor", "--actors", "0"]);
+    let out = lab(&["__actors", "--peer", "weft-actor", "--actors", "0"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--actors must be at least 1"));
 }

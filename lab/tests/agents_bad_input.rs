@@ -7,7 +7,7 @@ use std::time::Duration;
 use weft_lab::agents::agent::{generate_reports, AgentSpec, CoordKind};
 use weft_lab::agents::client::{stream_call, AdapterSleep, CallError, Endpoint, HyperClient};
 use weft_lab::agents::hosts::{self, AgentRuntime, RunPlan, SpawnMode};
-use weft_lab::agents::sim::{Fault, Profile, Sim, SimConfig};
+use weft_lab::framework::ollama::{Fault, Profile, Sim, SimConfig};
 
 const IDLE: Duration = Duration::from_secs(1);
 
@@ -51,7 +51,7 @@ fn spec(name: &str, url: &str, data: &std::path::Path) -> AgentSpec {
 
 /// Runs the faulty and the healthy agent together on every runtime.
 fn on_every_runtime(fault: Fault, expect: &str) {
-    // async-std's rows run in a `weft-lab __agents-batch` child (its executor is a global).
+    // async-std's rows run in a `weft-lab __agents` child (its executor is a global).
     let s = sim(fault);
     let d = data();
     for rt in AgentRuntime::ALL {

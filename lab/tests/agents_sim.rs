@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use weft_lab::agents::sim::model::{load_factor, Arrival, Model, Rng, RunnerOpts, Started};
-use weft_lab::agents::sim::{Profile, Sim, SimConfig};
+use weft_lab::framework::ollama::model::{load_factor, Arrival, Model, Rng, RunnerOpts, Started};
+use weft_lab::framework::ollama::{Profile, Sim, SimConfig};
 
 const A: RunnerOpts = RunnerOpts { num_ctx: 512, num_gpu: 80 };
 const B: RunnerOpts = RunnerOpts { num_ctx: 2048, num_gpu: 80 };

@@ -93,7 +93,7 @@ fn http_hello_measures_the_hyper_timer_beside_the_plain_server() {
     let _ = std::fs::remove_dir_all(&out);
 
     let refused = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
-        .args(["__http_server", "--runtime", "smol", "--workers", "1", "--timer"])
+        .args(["__http-hello", "--runtime", "smol", "--workers", "1", "--timer"])
         .output()
         .unwrap();
     assert!(!refused.status.success());

@@ -3,8 +3,8 @@
 mod common;
 
 use common::{around, assemble, measured, with_status};
-use weft_lab::framework::baseline::{self, compare, parse_threshold};
 use weft_lab::framework::measure::Status;
+use weft_lab::framework::regression::{self, compare, parse_threshold};
 use weft_lab::framework::report;
 use weft_lab::framework::results::Results;
 use weft_lab::framework::runtimes::RuntimeId::{self, *};
@@ -130,10 +130,10 @@ fn thresholds_parse() {
 fn baselines_save_and_load() {
     let dir = std::env::temp_dir().join(format!("weft-lab-baselines-{}", std::process::id()));
     let results = sample_results(20_000_000);
-    let path = baseline::save(&dir, "main", &results).unwrap();
+    let path = regression::save(&dir, "main", &results).unwrap();
     assert!(path.ends_with("main.json"));
-    assert_eq!(baseline::load(&dir, "main").unwrap(), results);
-    assert!(baseline::save(&dir, "../evil", &results).is_err());
+    assert_eq!(regression::load(&dir, "main").unwrap(), results);
+    assert!(regression::save(&dir, "../evil", &results).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,9 +1,9 @@
 //! `weft-lab smoke` must pass: every workload once, tiny sizes, every built-in runtime.
 //! Also checks the sampler's interleaving on a real runtime.
 
+use weft_lab::framework::checks::{self, SmokeHook, SmokeOptions};
 use weft_lab::framework::measure::{self, Cell, Contender, Options, Status};
 use weft_lab::framework::runtimes::RuntimeId;
-use weft_lab::framework::smoke::{self, SmokeOptions};
 use weft_lab::framework::workloads::Workload;
 
 fn exe() -> std::path::PathBuf {
@@ -13,14 +13,18 @@ fn exe() -> std::path::PathBuf {
 #[test]
 fn smoke_passes_on_every_runtime() {
     let runtimes = RuntimeId::ALL.to_vec();
-    let report = smoke::run(&SmokeOptions {
-        runtimes,
-        filter: vec![],
-        workers: 2,
-        exe: exe(),
-        verbose: false,
-        timeout: std::time::Duration::from_secs(30),
-    });
+    let agents = [SmokeHook { name: "agents", run: weft_lab::agents::smoke }];
+    let report = checks::run(
+        &SmokeOptions {
+            runtimes,
+            filter: vec![],
+            workers: 2,
+            exe: exe(),
+            verbose: false,
+            timeout: std::time::Duration::from_secs(30),
+        },
+        &agents,
+    );
     assert!(report.ok(), "{}\n{}", report.summary(), report.failures.join("\n"));
     assert!(report.passed >= 19 * 4 + 16 * 2, "{}", report.summary());
 }

@@ -3,7 +3,7 @@
 //! the way Ollama checks them, and sized into a job (prompt tokens, answer tokens, runner
 //! options).
 //!
-//! It lives beside the client (not in weft-lab's `agents::sim`) so that the fuzz target
+//! It lives beside the client (not in weft-lab's `framework::ollama`) so that the fuzz target
 //! `sim_request` can drive exactly the simulator's parser without building the lab, and can
 //! round-trip what the agents client writes ([`crate::agent::request_body`]) through it.
 //!

@@ -1,7 +1,7 @@
 //! Bytes per idle actor: what a live actor that is waiting for mail costs in resident memory,
 //! on every peer.
 //!
-//! Like `memory-per-task`, each sample is a fresh child process (`weft-lab __actor_idle`):
+//! Like `memory-per-task`, each sample is a fresh child process (`weft-lab __actors`):
 //! in one process the allocator keeps the pages an earlier sample freed, so a later one
 //! would grow by nothing. In the child, on a freshly built runtime of the peer:
 //! 1. reads RSS (`/proc/self/statm`);
@@ -20,8 +20,8 @@ use std::process::{Command, ExitCode, Stdio};
 use serde::Serialize;
 
 use super::adapter::{ActorPeer, Flow};
+use crate::framework::memory::rss_bytes;
 use crate::framework::stats;
-use crate::memory_per_task::rss_bytes;
 
 /// Actors per sample in `weft-lab actors`: a million, enough that per-actor bytes dominate
 /// the process's fixed overhead.
@@ -55,7 +55,7 @@ pub fn bytes_per_actor<P: ActorPeer>(n: u64, workers: usize) -> Result<f64, Stri
     })
 }
 
-/// `weft-lab __actor_idle`: one sample in this fresh process.
+/// `weft-lab __actors`: one sample in this fresh process.
 #[derive(clap::Args, Debug)]
 pub struct ChildArgs {
     #[arg(long)]
@@ -87,10 +87,10 @@ pub fn measure(exe: &Path, peers: &[String], n: u64, workers: usize, rounds: usi
     for _ in 0..rounds {
         for (i, p) in peers.iter().enumerate() {
             let out = Command::new(exe)
-                .args(["__actor_idle", "--peer", p, "--actors", &n.to_string(), "--workers", &workers.to_string()])
+                .args(["__actors", "--peer", p, "--actors", &n.to_string(), "--workers", &workers.to_string()])
                 .stdin(Stdio::null())
                 .output()
-                .map_err(|e| format!("starting __actor_idle: {e}"))?;
+                .map_err(|e| format!("starting __actors: {e}"))?;
             let text = String::from_utf8_lossy(&out.stdout);
             let v: f64 = text
                 .lines()

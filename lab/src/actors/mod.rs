@@ -11,7 +11,7 @@
 //! * `documented.rs` — the `_doc` rows: the ring and skynet written the way each peer's docs
 //!   show (own actor types, awaited sends inside handlers), beside the adapter's rows.
 //! * `idle.rs` — bytes per idle actor, a memory figure, so measured in a fresh child process
-//!   per peer per sample (`__actor_idle`) after the timed table.
+//!   per peer per sample (`__actors`) after the timed table.
 //!
 //! # Fairness
 //! Rounds interleave the peers (round *i* runs every peer once per workload) on a fresh
@@ -31,6 +31,8 @@ mod actix;
 pub mod adapter;
 pub mod documented;
 pub mod idle;
+
+pub use idle::{run_child, ChildArgs};
 mod kameo;
 mod plain_tasks;
 mod ractor;
@@ -43,8 +45,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::framework::checks::{SmokeOptions, SmokeReport};
 use crate::framework::results::{self, Machine, RatioRow, Results, Row, RowStats, Settings, SCHEMA};
-use crate::framework::smoke::SmokeReport;
 use workloads::WORKLOADS;
 
 /// The peers, baseline-comparable with `weft-actor`.
@@ -131,7 +133,7 @@ fn silence_panics() {
 pub fn measure(o: &ActorOptions, progress: bool) -> Results {
     silence_panics();
     let mut rows: Vec<Row> = Vec::new();
-    for w in WORKLOADS.iter().filter(|w| crate::framework::smoke::selected(w.name, &o.filter)) {
+    for w in WORKLOADS.iter().filter(|w| crate::framework::selection::selected(w.name, &o.filter)) {
         let n = scaled(w.name, w.scale, o.percent);
         let mut samples: Vec<Vec<u64>> = vec![Vec::new(); o.peers.len()];
         let mut status: Vec<Option<String>> = vec![None; o.peers.len()];
@@ -194,7 +196,7 @@ pub fn measure(o: &ActorOptions, progress: bool) -> Results {
         },
         results: rows,
         ratios,
-        agents: None,
+        sections: Default::default(),
     }
 }
 
@@ -296,11 +298,12 @@ pub fn run_study(o: &ActorOptions, out: &Path, progress: bool) -> Result<Results
 /// The actor workloads at their smoke sizes on every available peer, added to `report`, and
 /// the idle-actor sample (1,000 actors, in this process: its answers are checked, its bytes
 /// mean nothing here).
-pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
+pub fn smoke(options: &SmokeOptions, report: &mut SmokeReport) {
+    let workers = options.workers;
     silence_panics();
     for p in PEERS.iter().chain(DIAGNOSTIC_PEERS) {
         let outcome = idle::sample(p, 1_000, workers).map(|_| Some(String::new()));
-        record(report, verbose, "idle_bytes", 1_000, p, outcome);
+        report.check(&what("idle_bytes", 1_000, p), outcome);
     }
     for w in WORKLOADS {
         for p in PEERS.iter().chain(DIAGNOSTIC_PEERS) {
@@ -309,40 +312,15 @@ pub fn smoke(report: &mut SmokeReport, workers: usize, verbose: bool) {
                 continue;
             }
             let outcome = sample(p, w.name, w.smoke, workers)
-                .map(|t| t.map(|t| crate::framework::report::fmt_time(t.as_nanos() as f64)));
-            record(report, verbose, w.name, w.smoke, p, outcome);
+                .map(|t| t.map(|t| format!("{:>10}", crate::framework::report::fmt_time(t.as_nanos() as f64))));
+            report.check(&what(w.name, w.smoke, p), outcome);
         }
     }
 }
 
-/// One smoke line: `Ok(Some(detail))` passed, `Ok(None)` the peer cannot run it, `Err` failed.
-fn record(
-    report: &mut SmokeReport,
-    verbose: bool,
-    name: &str,
-    n: u64,
-    peer: &str,
-    outcome: Result<Option<String>, String>,
-) {
-    let line = match outcome {
-        Ok(Some(detail)) => {
-            report.passed += 1;
-            format!("ok       actors/{name:<15} {n:>6} {peer:<10} {detail:>10}").trim_end().to_string()
-        }
-        Ok(None) => {
-            report.skipped += 1;
-            format!("not yet  actors/{name:<15} {n:>6} {peer:<10}")
-        }
-        Err(e) => {
-            report.failed += 1;
-            report.failures.push(format!("actors/{name} {n} {peer}: {e}"));
-            format!("FAILED   actors/{name:<15} {n:>6} {peer:<10} {e}")
-        }
-    };
-    if verbose {
-        println!("{line}");
-    }
-    report.lines.push(line);
+/// A smoke line's columns: `actors/NAME  N  PEER`.
+fn what(name: &str, n: u64, peer: &str) -> String {
+    format!("actors/{name:<15} {n:>6} {peer:<10}")
 }
 
 /// `weft-lab actors`'s flags.
@@ -385,11 +363,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         warmup: args.warmup,
         percent: args.percent.max(1),
     };
-    let timed = WORKLOADS.iter().any(|w| crate::framework::smoke::selected(w.name, &options.filter));
+    let timed = WORKLOADS.iter().any(|w| crate::framework::selection::selected(w.name, &options.filter));
     if timed {
         run_study(&options, &args.out, !args.selection.quiet)?;
     }
-    let wants_idle = crate::framework::smoke::selected("idle_bytes", &options.filter);
+    let wants_idle = crate::framework::selection::selected("idle_bytes", &options.filter);
     if args.idle_actors > 0 && wants_idle {
         let exe = crate::framework::selection::this_exe()?;
         let rounds = args.idle_rounds.max(1);

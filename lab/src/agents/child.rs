@@ -1,4 +1,4 @@
-//! Agent rows in a child process: async-std's (`weft-lab __agents-batch --runtime async-std`)
+//! Agent rows in a child process: async-std's (`weft-lab __agents --runtime async-std`)
 //! and `weft-mt+reqwest-patched` (`lab/services/agents-reqwest`, built with tokio patched to
 //! weft: a graph the lab's own, which links the real tokio, cannot be).
 //!
@@ -20,8 +20,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::hosts::{Batch, RunPlan};
-use super::sim::process_cpu;
 use crate::agents::hosts::AgentRuntime;
+use crate::framework::ollama::process_cpu;
 use crate::framework::runtimes::async_std::CHILD_ENV;
 
 /// Runs `plan` on `rt` in a child process of `plan.exe`.
@@ -30,7 +30,7 @@ pub fn run_in_child(rt: AgentRuntime, plan: &RunPlan) -> Result<Batch, String> {
         plan.exe.as_ref().ok_or_else(|| format!("{} runs in a child process: no weft-lab binary given", rt.name()))?;
     let mut command = Command::new(exe);
     command
-        .args(["__agents-batch", "--runtime", rt.name()])
+        .args(["__agents", "--runtime", rt.name()])
         .env(CHILD_ENV, "1")
         .env("ASYNC_STD_THREAD_COUNT", plan.workers.to_string());
     run_command(rt, command, plan)
@@ -110,7 +110,7 @@ fn run_command(rt: AgentRuntime, mut command: Command, plan: &RunPlan) -> Result
 pub fn child_main(runtime: &str) -> Result<(), String> {
     let rt = AgentRuntime::by_name(runtime).ok_or_else(|| format!("unknown runtime {runtime:?}"))?;
     if std::env::var_os(CHILD_ENV).is_none() {
-        return Err("__agents-batch is started by `weft-lab agents`, not by hand".into());
+        return Err("__agents is started by `weft-lab agents`, not by hand".into());
     }
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).map_err(|e| format!("reading the plan: {e}"))?;

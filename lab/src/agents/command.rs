@@ -11,9 +11,11 @@ use std::time::Duration;
 use super::agent::{generate_reports, CoordKind};
 use super::client::{BridgeKind, Endpoint};
 use super::hosts::{AgentRuntime, SpawnMode};
-use super::sim::{Profile, Sim, SimConfig};
 use super::study::{self, StudyOptions, CONFIGS};
 use super::summary::{self, AgentsSection};
+use super::SECTION;
+use crate::framework::checks::{SmokeOptions, SmokeReport};
+use crate::framework::ollama::{Profile, Sim, SimConfig};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -238,9 +240,9 @@ pub fn agents_main(args: Args) -> Result<bool, String> {
             filter: None,
         },
     );
-    results.agents = Some(section);
+    results.sections.insert(SECTION.study.into(), serde_json::to_value(&section).map_err(|e| e.to_string())?);
     let latest = args.out.join("latest");
-    crate::framework::report::write_all(&latest, &results)
+    crate::framework::report::write_all(&latest, &results, &[SECTION])
         .map_err(|e| format!("cannot write {}: {e}", latest.display()))?;
     println!("wrote {}/{{results.json,report.md,report.html}}", latest.display());
     Ok(!failed)
@@ -251,8 +253,9 @@ fn names() -> String {
 }
 
 /// `weft-lab smoke`'s agents check: the embedded simulator and two agents at a tiny size on
-/// every runtime, both spawn modes; each line is `(runtime, Ok | Err(why))`.
-pub fn smoke(workers: usize, exe: &std::path::Path) -> Vec<(String, Result<(), String>)> {
+/// every runtime, both spawn modes.
+pub fn smoke(options: &SmokeOptions, report: &mut SmokeReport) {
+    let (workers, exe) = (options.workers, options.exe.as_path());
     use super::hosts::{self, RunPlan};
     let mut profile = Profile::quick();
     profile.default_predict = 8;
@@ -283,40 +286,36 @@ pub fn smoke(workers: usize, exe: &std::path::Path) -> Vec<(String, Result<(), S
     };
     let (sim, agents) = match setup() {
         Ok(v) => v,
-        Err(e) => return vec![("simulator".into(), Err(e))],
+        Err(e) => return report.check("agents simulator", Err(e)),
     };
-    let out = AgentRuntime::ALL
-        .iter()
-        .map(|&rt| {
-            let check = || -> Result<(), String> {
-                for spawn in [SpawnMode::Join, SpawnMode::Tasks] {
-                    let plan = RunPlan {
-                        agents: agents.clone(),
-                        spawn,
-                        coordinator: CoordKind::None,
-                        permits: 2,
-                        workers,
-                        bridge_workers: 2,
-                        bridge: BridgeKind::Enter,
-                        sequential: false,
-                        exe: Some(exe.to_path_buf()),
-                    };
-                    let b = hosts::run(rt, &plan)?;
-                    for a in &b.agents {
-                        if let Some(e) = &a.error {
-                            return Err(format!("{} ({}): {e}", a.name, spawn.name()));
-                        }
-                        let tokens: Vec<u64> = a.calls.iter().map(|c| c.eval_count).collect();
-                        if tokens != [8, 8] || a.calls.iter().any(|c| c.tokens != 8) {
-                            return Err(format!("{}: expected 2 calls × 8 tokens, got {tokens:?}", a.name));
-                        }
+    for rt in AgentRuntime::ALL {
+        let check = || -> Result<(), String> {
+            for spawn in [SpawnMode::Join, SpawnMode::Tasks] {
+                let plan = RunPlan {
+                    agents: agents.clone(),
+                    spawn,
+                    coordinator: CoordKind::None,
+                    permits: 2,
+                    workers,
+                    bridge_workers: 2,
+                    bridge: BridgeKind::Enter,
+                    sequential: false,
+                    exe: Some(exe.to_path_buf()),
+                };
+                let b = hosts::run(rt, &plan)?;
+                for a in &b.agents {
+                    if let Some(e) = &a.error {
+                        return Err(format!("{} ({}): {e}", a.name, spawn.name()));
+                    }
+                    let tokens: Vec<u64> = a.calls.iter().map(|c| c.eval_count).collect();
+                    if tokens != [8, 8] || a.calls.iter().any(|c| c.tokens != 8) {
+                        return Err(format!("{}: expected 2 calls × 8 tokens, got {tokens:?}", a.name));
                     }
                 }
-                Ok(())
-            };
-            (rt.name().to_string(), check())
-        })
-        .collect();
+            }
+            Ok(())
+        };
+        report.check(&format!("{:<22} {:>6} {:<10}", "agents", 2, rt.name()), check().map(|()| Some(String::new())));
+    }
     drop(sim);
-    out
 }

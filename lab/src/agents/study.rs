@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::agent::{AgentOutcome, AgentSpec, CoordKind};
 use super::client::Endpoint;
 use super::hosts::{self, AgentRuntime, Batch, RunPlan, SpawnMode};
-use super::sim::{Profile, Sim};
+use crate::framework::ollama::{Profile, Sim};
 use crate::framework::stats;
 
 /// One TR115 configuration: per-agent `num_gpu`/`num_ctx` (`None` = the model's defaults).

@@ -7,11 +7,11 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use crate::framework::baseline;
+use crate::framework::regression;
 use crate::framework::report;
 use crate::framework::results::Results;
 use crate::framework::runtimes::RuntimeId;
-use crate::micro::{self, failures, measure_suite};
+use crate::framework::suite::{failures, measure_suite, SuiteArgs};
 
 #[derive(Subcommand, Debug)]
 pub enum Args {
@@ -22,7 +22,7 @@ pub enum Args {
         #[arg(long, value_name = "DIR")]
         from: Option<PathBuf>,
         #[command(flatten)]
-        micro: micro::Args,
+        micro: SuiteArgs,
     },
 }
 
@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if !failed.is_empty() {
         return Err(format!("not saving a baseline with failed rows:\n  {}", failed.join("\n  ")));
     }
-    let path = baseline::save(&args.baseline_dir, &name, &results).map_err(|e| e.to_string())?;
+    let path = regression::save(&args.baseline_dir, &name, &results).map_err(|e| e.to_string())?;
     println!("saved baseline {name:?} to {}", path.display());
     Ok(ExitCode::SUCCESS)
 }

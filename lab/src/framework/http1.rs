@@ -5,6 +5,10 @@ use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// The body every hello server in the lab answers with (`http-hello`'s servers, and the
+/// probes that check one is up before idle connections are opened to it).
+pub const HELLO_BODY: &[u8] = b"Hello, world!";
+
 /// One request over a fresh connection (`connection: close`): the status and the body,
 /// de-chunked. Errors name `http://{authority}`.
 pub fn exchange(

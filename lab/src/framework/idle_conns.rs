@@ -2,7 +2,7 @@
 //! `http-hello` and `tcp-echo`): does a runtime's throughput or CPU per request degrade when
 //! thousands of connections sit idle in its poller, its task lists and its memory?
 //!
-//! The client ends live in a separate helper process (`weft-lab __idle_holder`) with plain
+//! The client ends live in a separate helper process (`weft-lab __idle-holder`) with plain
 //! blocking std sockets: no runtime polls them, so they cost the measured processes neither
 //! CPU nor file descriptors, and the server's CPU per request stays the honest figure. The
 //! helper speaks a line protocol on its stdin/stdout:
@@ -95,7 +95,7 @@ pub fn expect_all_alive(what: &str, alive: usize, requested: usize) -> Result<()
     }
 }
 
-/// The parent's handle on an `__idle_holder` child; kills it when dropped.
+/// The parent's handle on an `__idle-holder` child; kills it when dropped.
 pub struct Holder {
     child: std::process::Child,
     stdin: ChildStdin,
@@ -107,7 +107,7 @@ impl Holder {
     /// Starts the helper; it begins connecting at once (call [`Holder::wait_open`] next).
     pub fn spawn(exe: &Path, addr: SocketAddr, count: usize, http: bool) -> Result<Holder, String> {
         let mut cmd = Command::new(exe);
-        cmd.args(["__idle_holder", "--addr", &addr.to_string(), "--count", &count.to_string()]);
+        cmd.args(["__idle-holder", "--addr", &addr.to_string(), "--count", &count.to_string()]);
         if http {
             cmd.arg("--http");
         }
@@ -158,7 +158,7 @@ impl Drop for Holder {
     }
 }
 
-/// `weft-lab __idle_holder`: the helper's side of the protocol above.
+/// `weft-lab __idle-holder`: the helper's side of the protocol above.
 pub fn holder_main(addr: SocketAddr, count: usize, http: bool) -> Result<(), String> {
     let opened = raise_nofile(count as u64 + FD_SLACK).and_then(|_| open(addr, count, http));
     let sockets = match opened {
@@ -222,8 +222,8 @@ fn read_hello(mut s: &TcpStream) -> Result<(), String> {
             if !text.starts_with("HTTP/1.1 200") {
                 return Err(format!("bad response: {text}"));
             }
-            if text[end + 4..].len() >= crate::http_hello::BODY.len() {
-                return if text[end + 4..].as_bytes() == crate::http_hello::BODY {
+            if text[end + 4..].len() >= crate::framework::http1::HELLO_BODY.len() {
+                return if text[end + 4..].as_bytes() == crate::framework::http1::HELLO_BODY {
                     Ok(())
                 } else {
                     Err(format!("wrong body: {text}"))
@@ -251,7 +251,7 @@ fn count_alive(sockets: &[TcpStream]) -> usize {
         .count()
 }
 
-/// `__idle_holder`: hold idle connections for `http-hello`/`tcp-echo`.
+/// `__idle-holder`: hold idle connections for `http-hello`/`tcp-echo`.
 #[derive(clap::Args, Debug)]
 pub struct ChildArgs {
     #[arg(long)]
@@ -263,7 +263,7 @@ pub struct ChildArgs {
     pub http: bool,
 }
 
-/// `weft-lab __idle_holder`.
+/// `weft-lab __idle-holder`.
 pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
     holder_main(args.addr, args.count, args.http)?;
     Ok(ExitCode::SUCCESS)

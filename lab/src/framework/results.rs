@@ -35,9 +35,10 @@ pub struct Results {
     pub settings: Settings,
     pub results: Vec<Row>,
     pub ratios: Vec<RatioRow>,
-    /// `weft-lab agents`: the multi-agent study (absent from other commands' results).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agents: Option<crate::agents::summary::AgentsSection>,
+    /// Parts a study adds beyond the rows (the agents study's tables), keyed by the study's
+    /// name, each rendered by that study (`report::Section`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sections: BTreeMap<String, serde_json::Value>,
 }
 
 /// How the run was configured.
@@ -273,7 +274,7 @@ pub fn assemble(measured: &[Measured], machine: Machine, profile: &str, settings
         settings,
         results,
         ratios,
-        agents: None,
+        sections: BTreeMap::new(),
     }
 }
 
@@ -300,7 +301,13 @@ impl Results {
     }
 
     pub fn from_json(text: &str) -> Result<Results, String> {
-        let results: Results = serde_json::from_str(text).map_err(|e| format!("not a weft-lab results file: {e}"))?;
+        let mut json: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not a weft-lab results file: {e}"))?;
+        // Files written before sections existed kept the agents study's part at the top level.
+        if let Some(agents) = json.as_object_mut().and_then(|o| o.remove("agents")) {
+            json["sections"]["agents"] = agents;
+        }
+        let results: Results = serde_json::from_value(json).map_err(|e| format!("not a weft-lab results file: {e}"))?;
         if results.schema != SCHEMA {
             return Err(format!("results schema {} is not the supported schema {SCHEMA}", results.schema));
         }

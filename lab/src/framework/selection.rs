@@ -86,3 +86,24 @@ pub fn write_md_json<T: Serialize>(out: &Path, stem: &str, md: &str, rows: &T) -
     println!("\nwrote {}/{stem}.{{md,json}}", out.display());
     Ok(())
 }
+
+/// Whether `name` passes the filters: substrings, or exact names written `=NAME`.
+pub fn selected(name: &str, filter: &[String]) -> bool {
+    filter.is_empty()
+        || filter.iter().any(|f| match f.strip_prefix('=') {
+            Some(exact) => name == exact,
+            None => name.contains(f.as_str()),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn filters_match_substrings_or_exact_names() {
+        let f = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
+        assert!(super::selected("chained_spawn", &f("spawn")));
+        assert!(!super::selected("chained_spawn", &f("=spawn")));
+        assert!(super::selected("spawn", &f("=spawn,ring")));
+        assert!(super::selected("anything", &[]));
+    }
+}

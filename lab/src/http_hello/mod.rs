@@ -3,7 +3,7 @@
 //!
 //! Requests per second and latency are not a "time one future" micro workload, so this is its
 //! own command, `weft-lab http-hello`: for each runtime the lab starts a child process
-//! (`weft-lab __http_server`) that serves `GET /` on 127.0.0.1 (an ephemeral port, printed on
+//! (`weft-lab __http-hello`) that serves `GET /` on 127.0.0.1 (an ephemeral port, printed on
 //! stdout) with the runtime's own sockets and hyper adapter ([`Net::hyper_io`]); the parent is
 //! the load generator — the *same* client for every runtime (a tokio runtime with a fixed
 //! number of keep-alive connections, each sending one request at a time for a fixed
@@ -41,8 +41,7 @@ use crate::framework::stats;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// The body every response must carry.
-pub const BODY: &[u8] = b"Hello, world!";
+use crate::framework::http1::HELLO_BODY as BODY;
 
 /// One runtime's row.
 #[derive(Debug, Clone, Serialize)]
@@ -141,7 +140,7 @@ fn serve_on<R: Adapter>(config: &RtConfig, timer: bool) -> Result<(), String> {
     }))
 }
 
-/// `weft-lab __http_server`: serve until killed.
+/// `weft-lab __http-hello`: serve until killed.
 pub fn server_main(runtime: RuntimeId, workers: usize, timer: bool) -> Result<(), String> {
     struct Serve(RtConfig, bool);
     impl runtimes::WithAdapter for Serve {
@@ -260,7 +259,7 @@ fn one_round(
 ) -> Result<RoundOut, String> {
     let rt = server.runtime;
     let mut command = Command::new(exe);
-    command.args(["__http_server", "--runtime", rt.name(), "--workers", &workers.to_string()]);
+    command.args(["__http-hello", "--runtime", rt.name(), "--workers", &workers.to_string()]);
     if server.timer {
         command.arg("--timer");
     }
@@ -505,7 +504,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     Ok(if errors == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-/// `__http_server`: one server in this process until killed.
+/// `__http-hello`: one server in this process until killed.
 #[derive(clap::Args, Debug)]
 pub struct ChildArgs {
     #[command(flatten)]
@@ -515,7 +514,7 @@ pub struct ChildArgs {
     pub timer: bool,
 }
 
-/// `weft-lab __http_server`: serve until killed (the parent reads the port from stdout).
+/// `weft-lab __http-hello`: serve until killed (the parent reads the port from stdout).
 pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
     server_main(args.rt.id()?, args.rt.workers, args.timer)?;
     Ok(ExitCode::SUCCESS)

@@ -3,7 +3,7 @@
 //!
 //! A server that once saw a burst of connections or jobs should not keep their memory for its
 //! whole life. Each round runs every runtime in turn, each in a fresh child process
-//! (`weft-lab __burst_sample`; in one process the allocator would keep the previous round's
+//! (`weft-lab __memory-burst`; in one process the allocator would keep the previous round's
 //! pages). In the child, on a freshly built runtime, inside `block_on`:
 //! 1. reads RSS (the baseline),
 //! 2. spawns `tasks` tasks, each awaiting its own oneshot, and waits until every one has been
@@ -23,10 +23,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, Channels, RtConfig};
+use crate::framework::memory::{release_and_join, rss_bytes, spawn_parked};
 use crate::framework::runtimes::{self, RuntimeId};
 use crate::framework::selection::{this_exe, write_md_json, ChildRuntime, Selection};
 use crate::framework::stats;
-use crate::memory_per_task::{release_and_join, rss_bytes, spawn_parked};
 
 /// One child's readings.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -146,7 +146,7 @@ pub fn measure(exe: &Path, chosen: &[RuntimeId], workers: usize, args: &Args) ->
                 return Err("async-std's executor is a process global; leave it out of `memory-burst`".into());
             }
             let out = Command::new(exe)
-                .args(["__burst_sample", "--runtime", rt.name(), "--workers", &workers.to_string()])
+                .args(["__memory-burst", "--runtime", rt.name(), "--workers", &workers.to_string()])
                 .args(["--tasks", &args.tasks.to_string(), "--seconds", &args.seconds.to_string()])
                 .args(["--interval-ms", &args.interval_ms.to_string()])
                 .stdin(Stdio::null())
@@ -251,7 +251,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `__burst_sample`: one runtime's burst in this fresh process.
+/// `__memory-burst`: one runtime's burst in this fresh process.
 #[derive(clap::Args, Debug)]
 pub struct ChildArgs {
     #[command(flatten)]
@@ -270,7 +270,7 @@ fn sample(rt: RuntimeId, workers: usize, tasks: u64, seconds: f64, interval: Dur
         .map_err(|e| format!("{}: {e}", rt.name()))
 }
 
-/// `weft-lab __burst_sample`: prints the trace (`Trace::to_lines`).
+/// `weft-lab __memory-burst`: prints the trace (`Trace::to_lines`).
 pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
     let trace = sample(
         args.rt.id()?,

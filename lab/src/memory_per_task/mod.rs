@@ -2,7 +2,7 @@
 //!
 //! Like timer lateness this is not a throughput number, so it is its own command
 //! (`weft-lab memory-per-task`), not a micro workload. Each round runs every runtime in turn,
-//! each in a fresh child process (`weft-lab __memory_sample`): in one process the allocator
+//! each in a fresh child process (`weft-lab __memory-per-task`): in one process the allocator
 //! keeps the pages a previous round freed, so a later round would grow its RSS by nothing.
 //! In the child, on a freshly built runtime:
 //! 1. reads RSS (`/proc/self/statm`, resident pages × page size),
@@ -19,12 +19,11 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, Channels, RtConfig};
+use crate::framework::memory::{release_and_join, rss_bytes, spawn_parked};
 use crate::framework::runtimes::{self, RuntimeId};
 use crate::framework::selection::{this_exe, write_md_json, ChildRuntime, Selection};
 use crate::framework::stats;
@@ -42,7 +41,7 @@ pub struct MemoryRow {
 }
 
 /// Runs `rounds` interleaved rounds of `tasks` idle tasks on each runtime, one child process
-/// (`exe __memory_sample`) per runtime per round.
+/// (`exe __memory-per-task`) per runtime per round.
 pub fn measure(
     exe: &Path,
     chosen: &[RuntimeId],
@@ -57,7 +56,7 @@ pub fn measure(
                 return Err("async-std's executor is a process global; leave it out of `memory-per-task`".into());
             }
             let out = Command::new(exe)
-                .args(["__memory_sample", "--runtime", rt.name(), "--workers", &workers.to_string()])
+                .args(["__memory-per-task", "--runtime", rt.name(), "--workers", &workers.to_string()])
                 .args(["--tasks", &tasks.to_string()])
                 .stdin(Stdio::null())
                 .stderr(Stdio::inherit())
@@ -85,23 +84,10 @@ pub fn measure(
         .collect())
 }
 
-/// `weft-lab __memory_sample`: one round in this process; the RSS growth in bytes.
+/// `weft-lab __memory-per-task`: one round in this process; the RSS growth in bytes.
 pub fn sample_main(rt: RuntimeId, workers: usize, tasks: u64) -> Result<i64, String> {
     let config = RtConfig::new(rt.flavor(), workers);
     runtimes::dispatch(rt, Round { config: &config, tasks }).map_err(|e| format!("{}: {e}", rt.name()))
-}
-
-/// Resident set size of this process in bytes.
-pub fn rss_bytes() -> Result<u64, String> {
-    let statm = std::fs::read_to_string("/proc/self/statm").map_err(|e| format!("reading /proc/self/statm: {e}"))?;
-    let resident: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("unexpected /proc/self/statm: {statm:?}"))?;
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Ok(resident * page.max(1) as u64)
 }
 
 struct Round<'a> {
@@ -114,51 +100,6 @@ impl runtimes::WithAdapter for Round<'_> {
     fn run<R: Adapter>(self) -> Self::Output {
         round::<R>(self.config, self.tasks)
     }
-}
-
-/// `tasks` live tasks, each parked on its own oneshot (`spawn_parked`), to release and join
-/// (`release_and_join`). Shared with `memory_burst`.
-pub(crate) struct Parked<R: Adapter> {
-    senders: Vec<<R::Channels as Channels>::OneshotSender<u64>>,
-    handles: Vec<R::Handle<Result<u64, &'static str>>>,
-}
-
-/// Spawns `tasks` tasks, each awaiting its own oneshot receiver, and returns once every one
-/// has been polled and parked (each bumps a counter first: checked, not assumed).
-pub(crate) async fn spawn_parked<R: Adapter>(tasks: u64) -> Parked<R> {
-    let parked = Arc::new(AtomicU64::new(0));
-    let mut senders = Vec::with_capacity(tasks as usize);
-    let mut handles = Vec::with_capacity(tasks as usize);
-    for i in 0..tasks {
-        let (tx, rx) = <R::Channels as Channels>::oneshot::<u64>();
-        let parked = parked.clone();
-        handles.push(R::spawn(async move {
-            parked.fetch_add(1, Relaxed);
-            let v = <R::Channels as Channels>::recv_once(rx).await.map_err(|_| "oneshot closed")?;
-            Ok::<u64, &'static str>(v ^ i)
-        }));
-        senders.push(tx);
-    }
-    // A yield lets the workers run.
-    while parked.load(Relaxed) < tasks {
-        R::yield_now().await;
-    }
-    Parked { senders, handles }
-}
-
-/// Sends on every oneshot and joins every task, checking that each returns its own value (so
-/// every task really was alive and really completed).
-pub(crate) async fn release_and_join<R: Adapter>(parked: Parked<R>) -> Result<(), String> {
-    for (i, tx) in parked.senders.into_iter().enumerate() {
-        <R::Channels as Channels>::send_once(tx, i as u64 ^ 0x5A5A).map_err(|_| "a task dropped its receiver")?;
-    }
-    for h in parked.handles {
-        let v = R::join(h).await.map_err(|_| "an idle task panicked".to_string())??;
-        if v != 0x5A5A {
-            return Err(format!("a task returned {v:#x}, expected 0x5a5a"));
-        }
-    }
-    Ok(())
 }
 
 /// One round on a fresh runtime: RSS growth in bytes with `tasks` idle tasks alive.
@@ -233,7 +174,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `__memory_sample`: one round in this fresh process.
+/// `__memory-per-task`: one round in this fresh process.
 #[derive(clap::Args, Debug)]
 pub struct ChildArgs {
     #[command(flatten)]
@@ -242,7 +183,7 @@ pub struct ChildArgs {
     pub tasks: u64,
 }
 
-/// `weft-lab __memory_sample`: one round in this fresh process; prints `ok <bytes>`.
+/// `weft-lab __memory-per-task`: one round in this fresh process; prints `ok <bytes>`.
 pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
     let bytes = sample_main(args.rt.id()?, args.rt.workers, args.tasks)?;
     println!("ok {bytes}");

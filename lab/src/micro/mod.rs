@@ -1,119 +1,21 @@
 //! `weft-lab micro` (and `weft-lab` with no arguments): the micro suite — every selected
 //! workload at the profile's scales on every selected runtime, interleaved, written as
 //! `results.json`, `report.md` and `report.html` under a timestamped directory and `latest/`,
-//! optionally compared with a saved baseline. `baseline save` and `sweep` reuse its cells.
+//! optionally compared with a saved baseline ([`crate::framework::suite`] is the run itself).
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
-use crate::framework::baseline;
-use crate::framework::measure::{self, Cell, Contender, Options};
+use crate::framework::regression;
 use crate::framework::report;
-use crate::framework::results::{self, Machine, Results, Settings};
 use crate::framework::runtimes::RuntimeId;
-use crate::framework::selection::{this_exe, Selection};
-use crate::framework::smoke::selected;
-use crate::framework::workloads::SPECS;
+use crate::framework::suite::{failures, measure_suite, write_run};
 
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct Args {
-    /// Run every scale, with more samples.
-    #[arg(long)]
-    pub full: bool,
-    /// Counted samples per runtime and cell (default: 5 quick, 10 full).
-    #[arg(long)]
-    pub reps: Option<usize>,
-    /// Discarded warm-up rounds per cell (default: 1 quick, 2 full).
-    #[arg(long)]
-    pub warmup: Option<usize>,
-    /// Also write results.json to this path.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Results root: writes OUT/<UTC timestamp>/ and OUT/latest/.
-    #[arg(long, default_value = "lab-results")]
-    pub out: PathBuf,
-    /// Compare weft's rows with baseline NAME; exit non-zero on a regression.
-    #[arg(long, value_name = "NAME")]
-    pub compare_baseline: Option<String>,
-    /// Regression threshold for --compare-baseline.
-    #[arg(long, default_value = "10%")]
-    pub threshold: String,
-    /// Where baselines live.
-    #[arg(long, default_value = "lab-baselines")]
-    pub baseline_dir: PathBuf,
-    #[command(flatten)]
-    pub selection: Selection,
-}
-
-/// The cells of a micro run: selected workloads × profile scales × contenders.
-pub fn cells(full: bool, filter: &[String], contenders: &[Contender]) -> Vec<Cell> {
-    SPECS
-        .iter()
-        .filter(|s| selected(s.name, filter))
-        .flat_map(|s| (if full { s.full } else { s.quick }).iter().map(move |&scale| (s.workload, scale)))
-        .map(|(workload, scale)| Cell { workload, scale, contenders: contenders.to_vec() })
-        .collect()
-}
-
-pub fn measure_suite(args: &Args, default_runtimes: &[RuntimeId]) -> Result<Results, String> {
-    let (chosen, workers) = args.selection.resolve(default_runtimes)?;
-    let contenders: Vec<Contender> = chosen.iter().map(|&r| Contender::default_for(r, workers)).collect();
-    let cells = cells(args.full, &args.selection.filter, &contenders);
-    if cells.is_empty() {
-        return Err("the filter selects no workload".into());
-    }
-    let options = Options {
-        reps: args.reps.unwrap_or(if args.full { 10 } else { 5 }).max(1),
-        warmup: args.warmup.unwrap_or(if args.full { 2 } else { 1 }),
-        quiet: args.selection.quiet,
-        exe: this_exe()?,
-        sample_timeout: Duration::from_secs(args.selection.sample_timeout),
-    };
-    let measured = measure::run(&cells, &options);
-    let settings = Settings {
-        workers,
-        reps: options.reps,
-        warmup: options.warmup,
-        runtimes: chosen.iter().map(|r| r.name().to_string()).collect(),
-        filter: (!args.selection.filter.is_empty()).then(|| args.selection.filter.join(",")),
-    };
-    Ok(results::assemble(&measured, Machine::detect(), if args.full { "full" } else { "quick" }, settings))
-}
-
-/// `lab-results/2026-11-22T13-24-31Z`-style directory name for now.
-pub fn timestamp_dir() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string().replace(':', "-")
-}
-
-/// Writes the report into OUT/<timestamp>/ and OUT/latest/ (and keeps OUT out of git).
-fn write_run(out: &Path, results: &Results) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let ignore = out.join(".gitignore");
-    if !ignore.exists() {
-        let _ = std::fs::write(&ignore, "# weft-lab results are not committed (baselines live in lab-baselines/)\n*\n");
-    }
-    let dir = out.join(timestamp_dir());
-    let latest = out.join("latest");
-    let _ = std::fs::remove_dir_all(&latest);
-    for d in [&dir, &latest] {
-        report::write_all(d, results).map_err(|e| format!("cannot write {}: {e}", d.display()))?;
-    }
-    Ok(dir)
-}
-
-pub fn failures(results: &Results) -> Vec<String> {
-    results
-        .results
-        .iter()
-        .filter(|r| r.status == "failed")
-        .map(|r| format!("{} {} {}: {}", r.workload, r.scale, r.runtime, r.error.as_deref().unwrap_or("failed")))
-        .collect()
-}
+pub use crate::framework::suite::SuiteArgs as Args;
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let threshold = baseline::parse_threshold(&args.threshold)?;
-    let baseline = args.compare_baseline.as_deref().map(|name| baseline::load(&args.baseline_dir, name)).transpose()?;
+    let threshold = regression::parse_threshold(&args.threshold)?;
+    let baseline =
+        args.compare_baseline.as_deref().map(|name| regression::load(&args.baseline_dir, name)).transpose()?;
     let results = measure_suite(&args, &RuntimeId::ALL)?;
     print!("{}", report::terminal(&results));
     let dir = write_run(&args.out, &results)?;
@@ -128,8 +30,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         code = ExitCode::FAILURE;
     }
     if let (Some(base), Some(name)) = (baseline, &args.compare_baseline) {
-        let comparisons = baseline::compare(&results, &base, threshold);
-        print!("{}", baseline::render(&comparisons, name, threshold));
+        let comparisons = regression::compare(&results, &base, threshold);
+        print!("{}", regression::render(&comparisons, name, threshold));
         let regressed: Vec<String> = comparisons
             .iter()
             .filter(|c| c.regressed)

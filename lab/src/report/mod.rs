@@ -14,13 +14,14 @@ pub struct Args {
     pub dir: PathBuf,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
+/// `sections` render the study sections a results file may carry.
+pub fn run(args: Args, sections: &[report::Section]) -> Result<ExitCode, String> {
     let dir = &args.dir;
     let path = dir.join("results.json");
     let results = Results::from_json(
         &std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
     )?;
-    report::write_all(dir, &results).map_err(|e| e.to_string())?;
+    report::write_all(dir, &results, sections).map_err(|e| e.to_string())?;
     print!("{}", report::terminal(&results));
     println!("wrote {}/{{report.md,report.html}}", dir.display());
     Ok(ExitCode::SUCCESS)

@@ -42,6 +42,8 @@ use serde::{Deserialize, Serialize};
 
 use engines::{Engine, RunSpec, SearchOutcome};
 
+use crate::framework::checks::{SmokeOptions, SmokeReport};
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]
@@ -247,40 +249,35 @@ pub fn child_run(
 }
 
 /// `weft-lab smoke`'s search case: a tiny corpus, every engine in a child process, several
-/// queries; every answer must equal the sequential engine's. Returns one line per check.
-pub fn smoke(exe: &Path) -> Vec<Result<String, String>> {
+/// queries; every answer must equal the sequential engine's.
+pub fn smoke(options: &SmokeOptions, report: &mut SmokeReport) {
     let dir = std::env::temp_dir().join(format!("weft-lab-search-smoke-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let spec = corpus::CorpusSpec { files: 12, seed: 7, total_mb: Some(2) };
     if let Err(e) = corpus::generate(&spec, &dir) {
-        return vec![Err(format!("search: generating the corpus: {e}"))];
+        return report.check("search corpus", Err(format!("generating the corpus: {e}")));
     }
-    let mut lines = Vec::new();
     for q in ["tokio AND spawn", "\"thread pool\" OR /dead+lock/i", "NOT the", "zanzibar"] {
         let mut reference: Option<SearchOutcome> = None;
         for engine in Engine::ALL {
             let spec = RunSpec { engine, pool: None, workers: 2, limit: 20 };
-            let name = engine.name();
-            let line = match child_run(exe, &spec, &dir, q, Duration::from_secs(120)) {
-                Err(e) => Err(format!("search {q:?} {name}: {e}")),
+            let outcome = match child_run(&options.exe, &spec, &dir, q, Duration::from_secs(120)) {
+                Err(e) => Err(e),
                 Ok(r) => match &reference {
                     None if r.outcome.total_hits == 0 && q != "zanzibar" => {
-                        Err(format!("search {q:?}: no hits on the smoke corpus"))
+                        Err("no hits on the smoke corpus".to_string())
                     }
                     None => {
-                        let line = format!("search {q:?} {name}: {} hits", r.outcome.total_hits);
+                        let hits = r.outcome.total_hits;
                         reference = Some(r.outcome);
-                        Ok(line)
+                        Ok(Some(format!("{hits} hits")))
                     }
-                    Some(want) if *want == r.outcome => {
-                        Ok(format!("search {q:?} {name}: {} hits, identical", r.outcome.total_hits))
-                    }
-                    Some(_) => Err(format!("search {q:?} {name}: answer differs from sequential")),
+                    Some(want) if *want == r.outcome => Ok(Some(format!("{} hits, identical", r.outcome.total_hits))),
+                    Some(_) => Err("answer differs from sequential".to_string()),
                 },
             };
-            lines.push(line);
+            report.check(&format!("search {q:?} {}:", engine.name()), outcome);
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    lines
 }

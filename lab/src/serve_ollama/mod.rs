@@ -1,12 +1,13 @@
 //! `weft-lab serve-ollama`: the agents study's Ollama-compatible simulator
-//! (`agents::sim`) standalone on 127.0.0.1 until killed, for a client of one's own; or, with
+//! (`framework::ollama`) standalone on 127.0.0.1 until killed, for a client of one's own; or, with
 //! `--capacity N`, a measurement of how many concurrent streams one simulator thread serves
 //! at its nominal token rate (CI runs `--capacity 300`).
 
+mod capacity;
+
 use std::process::ExitCode;
 
-use crate::agents::capacity;
-use crate::agents::sim::{Profile, Sim, SimConfig};
+use crate::framework::ollama::{Profile, Sim, SimConfig};
 use crate::framework::results::default_workers;
 
 /// `weft-lab serve-ollama`'s flags.

@@ -130,7 +130,7 @@ fn load(path: &std::path::Path) -> Result<Vec<SoakRun>, String> {
         .collect())
 }
 
-/// `__soak_server`'s flags.
+/// `__soak`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct ChildArgs {
     #[arg(long)]
@@ -139,7 +139,7 @@ pub struct ChildArgs {
     pub workers: usize,
 }
 
-/// `weft-lab __soak_server`: serves until killed.
+/// `weft-lab __soak`: serves until killed.
 pub fn run_child(args: ChildArgs) -> Result<ExitCode, String> {
     match args.runtime.as_str() {
         "weft-mt" => server::serve_weft(args.workers)?,
@@ -272,7 +272,7 @@ impl Drop for ServerProcess {
 pub fn soak_one(args: &Args, runtime: &str) -> Result<SoakRun, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
-        .args(["__soak_server", "--runtime", runtime, "--workers", &args.workers.to_string()])
+        .args(["__soak", "--runtime", runtime, "--workers", &args.workers.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

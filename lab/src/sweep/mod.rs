@@ -5,19 +5,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::framework::knobs;
 use crate::framework::measure::{self, Contender, Options};
 use crate::framework::results::{self, Machine, Settings};
 use crate::framework::runtimes::RuntimeId;
 use crate::framework::selection::{this_exe, Selection};
-use crate::framework::sweep;
-use crate::micro::{cells, failures, timestamp_dir};
+use crate::framework::suite::{cells, failures, timestamp_dir};
 
 /// `weft-lab sweep`'s flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// A knob and its values, e.g. worker_threads=1,2 (repeatable).
-    #[arg(long = "knob", required = true, value_parser = sweep::parse_knob)]
-    pub knobs: Vec<sweep::KnobSpec>,
+    #[arg(long = "knob", required = true, value_parser = knobs::parse_knob)]
+    pub knobs: Vec<knobs::KnobSpec>,
     /// Counted samples per setting and cell.
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
@@ -31,8 +31,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let (chosen, workers) = args.selection.resolve(&[RuntimeId::WeftMt, RuntimeId::TokioMt])?;
-    let grid = sweep::grid(&args.knobs);
-    let contenders: Vec<Contender> = chosen.iter().flat_map(|&r| sweep::contenders(r, &grid, workers)).collect();
+    let grid = knobs::grid(&args.knobs);
+    let contenders: Vec<Contender> = chosen.iter().flat_map(|&r| knobs::contenders(r, &grid, workers)).collect();
     let cells = cells(false, &args.selection.filter, &contenders);
     if cells.is_empty() {
         return Err("the filter selects no workload".into());
@@ -51,8 +51,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         options.reps + options.warmup
     );
     let measured = measure::run(&cells, &options);
-    let best = sweep::best_settings(&measured);
-    let table = sweep::render(&best);
+    let best = knobs::best_settings(&measured);
+    let table = knobs::render(&best);
     print!("{table}");
     let settings = Settings {
         workers,

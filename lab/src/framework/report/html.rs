@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{charts, fmt_ratio, fmt_value, methodology, tables, Value};
+use super::{charts, fmt_ratio, fmt_value, methodology, render_section, tables, Section, Value};
 use crate::framework::results::Results;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}\
@@ -26,8 +26,8 @@ fn inline_code(text: &str) -> String {
         .collect()
 }
 
-/// Renders the whole HTML report.
-pub fn render(results: &Results) -> String {
+/// Renders the whole HTML report, then each study section `sections` can render.
+pub fn render(results: &Results, sections: &[Section]) -> String {
     let mut h = String::new();
     let m = &results.machine;
     let s = &results.settings;
@@ -124,8 +124,8 @@ pub fn render(results: &Results) -> String {
     for paragraph in methodology(results) {
         let _ = write!(h, "<p>{}</p>", inline_code(&paragraph));
     }
-    if let Some(agents) = &results.agents {
-        h.push_str(&crate::agents::charts::html(agents));
+    for (name, data) in &results.sections {
+        h.push_str(&render_section(name, data, sections, |s| s.html));
     }
     h.push_str("</body></html>\n");
     h

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{fmt_ratio, fmt_value, methodology, tables, Value};
+use super::{fmt_ratio, fmt_value, methodology, render_section, tables, Section, Value};
 use crate::framework::results::Results;
 
 fn verdict_mark(verdict: &str) -> &'static str {
@@ -13,8 +13,8 @@ fn verdict_mark(verdict: &str) -> &'static str {
     }
 }
 
-/// Renders the whole markdown report.
-pub fn render(results: &Results) -> String {
+/// Renders the whole markdown report, then each study section `sections` can render.
+pub fn render(results: &Results, sections: &[Section]) -> String {
     let mut md = String::new();
     let m = &results.machine;
     let _ = writeln!(md, "# weft-lab report ({} profile)\n", results.profile);
@@ -89,8 +89,8 @@ pub fn render(results: &Results) -> String {
     for paragraph in methodology(results) {
         let _ = writeln!(md, "{paragraph}\n");
     }
-    if let Some(agents) = &results.agents {
-        md.push_str(&crate::agents::summary::markdown(agents));
+    for (name, data) in &results.sections {
+        md.push_str(&render_section(name, data, sections, |s| s.markdown));
     }
     md
 }

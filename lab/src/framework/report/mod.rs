@@ -12,8 +12,7 @@ mod markdown;
 
 use std::path::Path;
 
-pub use html::{escape as escape_html, render as render_html};
-pub use markdown::render as render_markdown;
+pub use html::escape as escape_html;
 
 use crate::framework::measure::scale_label;
 use crate::framework::results::{RatioRow, Results};
@@ -232,12 +231,45 @@ pub fn long_polls(results: &Results) -> Vec<String> {
         .collect()
 }
 
-/// Writes `results.json`, `report.md` and `report.html` into `dir`.
-pub fn write_all(dir: &Path, results: &Results) -> std::io::Result<()> {
+/// How a study renders its own part of `results.json` (`Results::sections[study]`): the
+/// framework stores the part as JSON and renders it through this, so it never names a study.
+#[derive(Clone, Copy)]
+pub struct Section {
+    pub study: &'static str,
+    pub markdown: fn(&serde_json::Value) -> Result<String, String>,
+    pub html: fn(&serde_json::Value) -> Result<String, String>,
+}
+
+/// One stored section through its study's renderer, or a line saying why it cannot be shown.
+fn render_section(
+    name: &str,
+    data: &serde_json::Value,
+    sections: &[Section],
+    pick: fn(&Section) -> fn(&serde_json::Value) -> Result<String, String>,
+) -> String {
+    match sections.iter().find(|s| s.study == name) {
+        Some(s) => pick(s)(data).unwrap_or_else(|e| format!("\n(section `{name}` cannot be rendered: {e})\n")),
+        None => format!("\n(section `{name}`: no renderer passed to this report)\n"),
+    }
+}
+
+/// The markdown report with no study section rendered.
+pub fn render_markdown(results: &Results) -> String {
+    markdown::render(results, &[])
+}
+
+/// The HTML report with no study section rendered.
+pub fn render_html(results: &Results) -> String {
+    html::render(results, &[])
+}
+
+/// Writes `results.json`, `report.md` and `report.html` into `dir`; `sections` render the
+/// study sections `results` carries.
+pub fn write_all(dir: &Path, results: &Results, sections: &[Section]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("results.json"), results.to_json())?;
-    std::fs::write(dir.join("report.md"), render_markdown(results))?;
-    std::fs::write(dir.join("report.html"), render_html(results))?;
+    std::fs::write(dir.join("report.md"), markdown::render(results, sections))?;
+    std::fs::write(dir.join("report.html"), html::render(results, sections))?;
     Ok(())
 }
 

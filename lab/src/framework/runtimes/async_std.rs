@@ -3,7 +3,7 @@
 //!
 //! async-std is discontinued upstream but still builds here. Its executor is a process-wide
 //! global that cannot be shut down, so this adapter is only ever built in a child process
-//! (`weft-lab __sample`, see `measure.rs`; `__agents-batch`, see `agents/child.rs`): the parent sets `ASYNC_STD_THREAD_COUNT` to the
+//! (`weft-lab __sample`, see `measure.rs`; `__agents`, see `agents/child.rs`): the parent sets `ASYNC_STD_THREAD_COUNT` to the
 //! worker count before the child starts, and the child's exit is the runtime's drop.
 //! Architecture Invariant: `build` refuses to run outside such a child.
 

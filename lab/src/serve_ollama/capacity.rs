@@ -14,9 +14,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::client::{stream_call, Endpoint, HyperClient};
-use super::sim::{process_cpu, Profile, Sim, SimConfig};
+use weft_lab_agent::stream::{stream_call, Endpoint};
+
 use crate::framework::adapter::{Adapter, Flavor, RtConfig};
+use crate::framework::ollama::client::{AdapterSleep, HyperClient};
+use crate::framework::ollama::{process_cpu, Profile, Sim, SimConfig};
 use crate::framework::runtimes::weft::Weft;
 use crate::framework::stats;
 
@@ -74,14 +76,8 @@ pub fn measure(streams: usize, predict: u32, client_workers: usize) -> Result<Ca
                                               "options": {"num_predict": predict, "seed": i}});
                 Weft::spawn(async move {
                     let body = serde_json::to_vec(&body).expect("a JSON value serialises");
-                    stream_call::<super::client::AdapterSleep<Weft>, _>(
-                        &*client,
-                        &ep,
-                        "/api/generate",
-                        body,
-                        Duration::from_secs(60),
-                    )
-                    .await
+                    stream_call::<AdapterSleep<Weft>, _>(&*client, &ep, "/api/generate", body, Duration::from_secs(60))
+                        .await
                 })
             })
             .collect();

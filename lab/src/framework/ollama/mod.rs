@@ -28,6 +28,7 @@
 //! see real socket timing, which is what separates the runtimes); one task per token tick
 //! across all streams (a global ticker couples unrelated streams' timing).
 
+pub mod client;
 pub mod model;
 pub mod server;
 pub mod wire;
