@@ -236,16 +236,19 @@ pub fn long_polls(results: &Results) -> Vec<String> {
 #[derive(Clone, Copy)]
 pub struct Section {
     pub study: &'static str,
-    pub markdown: fn(&serde_json::Value) -> Result<String, String>,
-    pub html: fn(&serde_json::Value) -> Result<String, String>,
+    pub markdown: RenderSection,
+    pub html: RenderSection,
 }
+
+/// Renders a study's stored section, or says why it cannot.
+pub type RenderSection = fn(&serde_json::Value) -> Result<String, String>;
 
 /// One stored section through its study's renderer, or a line saying why it cannot be shown.
 fn render_section(
     name: &str,
     data: &serde_json::Value,
     sections: &[Section],
-    pick: fn(&Section) -> fn(&serde_json::Value) -> Result<String, String>,
+    pick: fn(&Section) -> RenderSection,
 ) -> String {
     match sections.iter().find(|s| s.study == name) {
         Some(s) => pick(s)(data).unwrap_or_else(|e| format!("\n(section `{name}` cannot be rendered: {e})\n")),
