@@ -5,22 +5,22 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::files::{FileSet, Skipped};
 use crate::project;
-use crate::scan::{FileOrder, FileResult, Scan};
-use crate::search::{Hit, Job, Stats};
+use crate::scan::{FileOrder, Scan};
+use crate::search::{FileOutcome, Hit, Job, Stats};
 
 /// Where an invalid line is, for the message that names it.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Place {
     pub path: String,
     pub line: u32,
 }
 
 /// Everything a search found.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
     /// The best `limit` hits, in answer order.
     pub hits: Vec<Hit>,
@@ -44,10 +44,10 @@ impl Answer {
         self.skipped_files.is_empty() && self.invalid_lines == 0 && self.oversized_lines == 0
     }
 
-    /// Folds in one file's result (any order; the answer does not depend on it).
-    pub fn add(&mut self, files: &FileSet, root: &Path, job: &Job, r: FileResult) {
-        let path = &files.paths[r.file as usize];
-        match r.outcome {
+    /// Folds in one file's outcome (any order; the answer does not depend on it). `root` names
+    /// the file's project in `--stats` answers.
+    pub fn add(&mut self, path: &Path, root: &Path, job: &Job, outcome: Result<FileOutcome, String>) {
+        match outcome {
             Err(reason) => self.skipped_files.push(Skipped { path: path.display().to_string(), reason }),
             Ok(f) => {
                 self.files_searched += 1;
@@ -102,7 +102,7 @@ pub async fn collect(files: Arc<FileSet>, root: &Path, job: Arc<Job>, threads: u
     let mut reported = vec![false; files.len()];
     while let Some(r) = scan.next().await {
         reported[r.file as usize] = true;
-        answer.add(&files, root, &job, r);
+        answer.add(&files.paths[r.file as usize], root, &job, r.outcome);
     }
     // A file that never reported had its search panic (a bug): say so rather than drop it.
     for (i, done) in reported.iter().enumerate() {

@@ -1,9 +1,18 @@
 //! The command line: `weft-search [QUERY] [FLAGS]`, with ccms's flag names (and shorter
-//! spellings as aliases), no subcommands (so no query word is ever taken for one).
+//! spellings as aliases), no subcommands (so no query word is ever taken for one), and what
+//! the flags mean once checked against each other and the clock: a [`Config`]. `main.rs` only
+//! runs a `Config`.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use clap::{Parser, ValueEnum};
+
+use crate::output::{self, Style};
+use crate::project::{self, Source};
+use crate::query::Query;
+use crate::record::Kind;
+use crate::search::Filter;
+use crate::when;
 
 #[derive(Parser, Debug, Clone)]
 #[command(
@@ -130,4 +139,139 @@ pub enum Format {
     /// One hit per line, then a `_metadata` line (`json-l` is ccms's spelling).
     #[value(alias = "json-l")]
     Jsonl,
+}
+
+/// What the flags ask for, checked: a contradiction or an unreadable date is an error here,
+/// before any file is opened.
+#[derive(Debug)]
+pub struct Config {
+    pub filter: Filter,
+    pub source: Source,
+    /// The project whose sessions are searched (absolute), or `None` for every project.
+    pub project: Option<PathBuf>,
+    /// `project` as Claude Code names its directory.
+    pub encoded: Option<String>,
+    /// No QUERY, no `--stats`, no `--message-id`: the interactive search.
+    pub interactive: bool,
+    /// `None` for the interactive search.
+    pub query: Option<Query>,
+    /// Hits to print (0 with `--stats`).
+    pub limit: usize,
+    pub threads: usize,
+    pub style: Style,
+}
+
+impl Cli {
+    /// The checked configuration, with relative dates read against `now` and paths against the
+    /// current directory.
+    pub fn config(&self, now: &jiff::Zoned, stdout_is_terminal: bool) -> Result<Config, String> {
+        let after = match (&self.after, &self.since) {
+            (Some(_), Some(_)) => return Err("give --after or --since, not both".into()),
+            (Some(a), None) => Some(when::parse("--after", a, now).map_err(|e| e.to_string())?),
+            (None, Some(s)) => Some(when::parse("--since", s, now).map_err(|e| e.to_string())?),
+            (None, None) => None,
+        };
+        let before =
+            self.before.as_deref().map(|b| when::parse("--before", b, now)).transpose().map_err(|e| e.to_string())?;
+        let filter = Filter {
+            role: self.role.map(Role::kind),
+            session: self.session.clone(),
+            message_id: self.message_id.clone(),
+            window: when::Window { after, before },
+        };
+        let source = Source::new(self.pattern.as_deref())?;
+        let project = match (&self.project, self.all_projects) {
+            (_, true) => None,
+            (Some(p), false) => Some(absolute(p)?),
+            // A given --pattern, and a message id, search everywhere unless --project narrows it.
+            (None, false) if source.explicit || self.message_id.is_some() => None,
+            (None, false) => Some(absolute(Path::new("."))?),
+        };
+        let encoded = project.as_ref().map(|p| project::encode(p.to_string_lossy().trim_end_matches('/')));
+        let interactive = self.query.is_none() && !self.stats && self.message_id.is_none();
+        let query = match (&self.query, interactive) {
+            (_, true) => None,
+            (Some(q), false) => Some(Query::parse(q).map_err(|e| e.to_string())?),
+            (None, false) => Some(Query::all()),
+        };
+        let style = Style {
+            color: output::use_color(self.no_color, stdout_is_terminal),
+            full_text: self.full_text || (self.message_id.is_some() && !self.raw),
+            raw: self.raw,
+        };
+        Ok(Config {
+            filter,
+            source,
+            project,
+            encoded,
+            interactive,
+            query,
+            limit: if self.stats { 0 } else { self.limit },
+            threads: self.threads.unwrap_or_else(crate::scan::cores).max(1),
+            style,
+        })
+    }
+}
+
+impl Role {
+    /// The record kind this role selects.
+    pub fn kind(self) -> Kind {
+        match self {
+            Role::User => Kind::User,
+            Role::Assistant => Kind::Assistant,
+            Role::System => Kind::System,
+            Role::Summary => Kind::Summary,
+        }
+    }
+}
+
+/// `path` made absolute against the current directory, `.` and `..` resolved by name (Claude
+/// Code records the working directory as the shell had it, so links are not followed).
+fn absolute(path: &Path) -> Result<PathBuf, String> {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?.join(path)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::Cli;
+
+    fn config(args: &[&str]) -> Result<super::Config, String> {
+        let cli = Cli::try_parse_from(std::iter::once("weft-search").chain(args.iter().copied())).unwrap();
+        cli.config(&crate::when::now(), false)
+    }
+
+    #[test]
+    fn contradictions_and_bad_dates_are_errors_before_any_file_is_read() {
+        let both = config(&["x", "--after", "2026-01-01", "--since", "1 day ago", "--pattern", "/nonexistent"]);
+        assert_eq!(both.unwrap_err(), "give --after or --since, not both");
+        let bad = config(&["x", "--before", "the day after never", "--pattern", "/nonexistent"]).unwrap_err();
+        assert!(bad.contains("--before"), "{bad}");
+    }
+
+    #[test]
+    fn stats_prints_no_hits_and_a_message_id_shows_full_text_everywhere() {
+        let stats = config(&["--stats", "error", "--pattern", "/nonexistent"]).unwrap();
+        assert_eq!((stats.limit, stats.interactive, stats.project), (0, false, None));
+        let id = config(&["--message-id", "m1", "--pattern", "/nonexistent"]).unwrap();
+        assert!(id.style.full_text && !id.interactive && id.project.is_none() && id.query.is_some());
+        let tui = config(&["--pattern", "/nonexistent"]).unwrap();
+        assert!(tui.interactive && tui.query.is_none());
+    }
 }

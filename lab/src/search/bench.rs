@@ -11,7 +11,9 @@ use std::time::Duration;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::engines::{self, Engine, RunSpec, SearchOutcome};
+use weft_search::answer::Answer;
+
+use super::engines::{self, read_every_file, Engine, RunSpec};
 use super::{child_run, corpus};
 use crate::framework::stats::Summary;
 
@@ -125,7 +127,7 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); contenders.len()];
     let mut rss: Vec<u64> = vec![0; contenders.len()];
     let mut warnings: Vec<u64> = vec![0; contenders.len()];
-    let mut reference: Option<SearchOutcome> = None;
+    let mut reference: Option<Answer> = None;
     for round in 0..=args.rounds {
         for k in 0..contenders.len() {
             let i = (k + round) % contenders.len();
@@ -153,7 +155,7 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
         eprintln!("round {round}/{} done", args.rounds);
     }
     let reference = reference.ok_or("no contenders")?;
-    if !reference.complete() {
+    if !read_every_file(&reference) {
         return Err(format!("the corpus search was incomplete: {:?}", reference.skipped_files));
     }
     let rows = contenders

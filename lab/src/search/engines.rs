@@ -1,6 +1,6 @@
 //! The engines: the same search ([`FileSearch`]) driven six ways, differing only in how file
 //! bytes reach it and on which threads the parse runs. Every engine returns the per-file
-//! outcomes in file order, and [`merge`] turns them into one [`SearchOutcome`], so "identical
+//! outcomes in file order, and [`merge`] turns them into one [`Answer`], so "identical
 //! results" is a plain equality check.
 //!
 //! - `sequential`: one thread, `std::fs::read` + search per file (the floor for the work).
@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use weft_search::answer::Answer;
 pub use weft_search::files::describe_io;
 use weft_search::files::Skipped;
-use weft_search::search::{FileOutcome, FileSearch, Hit, Job as SearchJob};
+use weft_search::search::{FileOutcome, FileSearch, Job as SearchJob};
 
 /// An engine by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -81,25 +82,10 @@ impl Engine {
     }
 }
 
-/// The answer of a search.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SearchOutcome {
-    /// The newest `limit` hits.
-    pub hits: Vec<Hit>,
-    pub total_hits: u64,
-    pub files_searched: u64,
-    pub skipped_files: Vec<Skipped>,
-    pub lines: u64,
-    pub invalid_lines: u64,
-    pub oversized_lines: u64,
-    pub bytes: u64,
-}
-
-impl SearchOutcome {
-    /// True when every file was read (invalid lines are expected in transcripts and only counted).
-    pub fn complete(&self) -> bool {
-        self.skipped_files.is_empty() && self.oversized_lines == 0
-    }
+/// Whether every file was read: the lab's "complete" (invalid lines are expected in
+/// transcripts and only counted, unlike the `weft-search` command's `--strict`).
+pub fn read_every_file(answer: &Answer) -> bool {
+    answer.skipped_files.is_empty() && answer.oversized_lines == 0
 }
 
 /// Every `*.jsonl` file under `root`, sorted by path, and the entries that were skipped.
@@ -134,32 +120,20 @@ fn mtime(m: &std::fs::Metadata) -> i64 {
     m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs() as i64)
 }
 
-/// Combines per-file outcomes (in file order) into the answer.
+/// Combines per-file outcomes (in file order) into weft-search's answer, as the command
+/// merges them.
 pub fn merge(
     files: &[PathBuf],
-    mut skipped_files: Vec<Skipped>,
+    skipped_files: Vec<Skipped>,
     outcomes: Vec<io::Result<FileOutcome>>,
     job: &SearchJob,
-) -> SearchOutcome {
-    let mut out = SearchOutcome::default();
+) -> Answer {
+    let mut out = Answer { skipped_files, ..Answer::default() };
     for (path, r) in files.iter().zip(outcomes) {
-        match r {
-            Ok(f) => {
-                out.files_searched += 1;
-                out.total_hits += f.total_hits;
-                out.lines += f.lines;
-                out.invalid_lines += f.invalid_lines;
-                out.oversized_lines += f.oversized_lines;
-                out.bytes += f.bytes;
-                out.hits.extend(f.hits);
-            }
-            Err(e) => skipped_files.push(Skipped { path: path.display().to_string(), reason: describe_io(&e) }),
-        }
+        // The root only names projects in `--stats` answers, which the lab's jobs never ask for.
+        out.add(path, Path::new(""), job, r.map_err(|e| describe_io(&e)));
     }
-    out.hits.sort_by(|a, b| job.order(a, b));
-    out.hits.truncate(job.limit);
-    skipped_files.sort_by(|a, b| a.path.cmp(&b.path));
-    out.skipped_files = skipped_files;
+    out.finish();
     out
 }
 
@@ -180,7 +154,7 @@ pub fn cores() -> usize {
 
 /// Lists and searches `root` with one engine; returns the answer and the time taken (listing
 /// included, runtime start-up and teardown included, as a CLI user would feel it).
-pub fn run(spec: &RunSpec, root: &Path, query: &str) -> io::Result<(SearchOutcome, Duration)> {
+pub fn run(spec: &RunSpec, root: &Path, query: &str) -> io::Result<(Answer, Duration)> {
     let start = Instant::now();
     let (files, skipped) = list_files(root)?;
     let job = search_job(query, spec.limit).map_err(io::Error::other)?;

@@ -16,7 +16,7 @@
 //! - Order is a total order: timestamp descending, then file index (sorted path order), then
 //!   line number; so answers do not depend on completion order.
 //! - Nothing is dropped silently: unreadable files, invalid lines and oversized lines are
-//!   counted in [`engines::SearchOutcome`]; an incomplete answer says so on its last line.
+//!   counted in [`weft_search::answer::Answer`]; an incomplete answer says so on its last line.
 //! - Each bench sample runs in a fresh child process (`search __run`): the smol pool size is read
 //!   from the environment once per process, and peak RSS (VmHWM) is then per sample.
 //!
@@ -40,7 +40,9 @@ use std::time::{Duration, Instant};
 use clap::Subcommand;
 use serde::{Deserialize, Serialize};
 
-use engines::{Engine, RunSpec, SearchOutcome};
+use weft_search::answer::Answer;
+
+use engines::{Engine, RunSpec};
 
 use crate::framework::checks::{SmokeOptions, SmokeReport};
 
@@ -102,7 +104,7 @@ pub struct ChildResult {
     pub elapsed_ns: u64,
     /// Peak resident set of the child (VmHWM), KiB.
     pub peak_rss_kb: u64,
-    pub outcome: SearchOutcome,
+    pub outcome: Answer,
     /// weft's long-poll warning lines in the child's stderr (counted by the parent).
     #[serde(default)]
     pub long_poll_warnings: u64,
@@ -258,7 +260,7 @@ pub fn smoke(options: &SmokeOptions, report: &mut SmokeReport) {
         return report.check("search corpus", Err(format!("generating the corpus: {e}")));
     }
     for q in ["tokio AND spawn", "\"thread pool\" OR /dead+lock/i", "NOT the", "zanzibar"] {
-        let mut reference: Option<SearchOutcome> = None;
+        let mut reference: Option<Answer> = None;
         for engine in Engine::ALL {
             let spec = RunSpec { engine, pool: None, workers: 2, limit: 20 };
             let outcome = match child_run(&options.exe, &spec, &dir, q, Duration::from_secs(120)) {

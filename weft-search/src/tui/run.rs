@@ -127,7 +127,7 @@ fn drain(setup: &Setup, state: &mut State, current: &mut Option<Current>, log: &
     loop {
         match c.scan.try_next() {
             Ok(Some(r)) => {
-                c.answer.add(&setup.files, &setup.root, &c.job, r);
+                c.answer.add(&setup.files.paths[r.file as usize], &setup.root, &c.job, r.outcome);
                 state.files_done += 1;
                 changed = true;
             }
