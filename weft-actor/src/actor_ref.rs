@@ -17,8 +17,8 @@ use weft::sync::mpsc::{self, error::SendError, error::SendTimeoutError, error::T
 use weft::sync::oneshot;
 
 use crate::actor::Actor;
-use crate::cell::{CellRef, Signal};
-use crate::exit::{ActorId, ExitReason};
+use crate::cell::CellRef;
+use crate::exit::ActorId;
 
 /// The mailbox capacity `spawn` uses.
 pub const DEFAULT_MAILBOX: usize = 64;
@@ -267,26 +267,9 @@ impl<A: Actor> ActorRef<A> {
         }
     }
 
-    /// Asks the actor to stop (reason `Shutdown`) once it has finished its current message.
-    /// Signals overtake queued messages.
-    pub fn stop(&self) {
-        self.cell.signal(Signal::Stop);
-    }
-
-    /// Aborts the actor's task now (reason `Killed`; the `stopped` hook does not run).
-    pub fn kill(&self) {
-        self.cell.kill();
-    }
-
-    /// Whether the actor is still running (false once its state has been dropped).
-    pub fn is_alive(&self) -> bool {
-        self.cell.is_alive()
-    }
-
-    /// Waits until the actor has stopped and its state has been dropped. Returns the reason
-    /// (for a supervised actor that panicked, the payload as a `String`: the original goes
-    /// to the supervisor).
-    pub async fn wait_stopped(&self) -> ExitReason {
-        self.cell.wait_stopped().await.unwrap_or(ExitReason::Killed)
-    }
+    crate::lifecycle::lifecycle_methods!(
+        "actor",
+        stop: "Asks the actor to stop (reason `Shutdown`) once it has finished its current message. Signals overtake queued messages.",
+        kill: "Aborts the actor's task now (reason `Killed`; the `stopped` hook does not run)."
+    );
 }

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::task::Poll;
 
-use weft::__private::ArenaArc;
+use weft::arena::ArenaArc;
 use weft::sync::oneshot;
 use weft::task::AbortHandle;
 
@@ -92,7 +92,7 @@ impl Inner {
 }
 
 /// A shared reference to a cell. In the runtime's task arena when the actor is made on a
-/// runtime (`weft::__private::ArenaArc`): with many actors alive, glibc serves each 96-byte
+/// runtime (`weft::arena::ArenaArc`): with many actors alive, glibc serves each 96-byte
 /// cell from its slow paths, a visible share of an actor's spawn (`weft-lab actors --filter
 /// =spawn`; docs/notes/performance-figures.md, "Task arena").
 pub(crate) type CellRef = ArenaArc<Cell>;
@@ -300,7 +300,7 @@ impl Cell {
                 // Undelivered signals (e.g. supervisor commands carrying reply senders) are
                 // dropped outside the lock: their destructors may wake other tasks.
                 drop(signals);
-                crate::registry::remove_names(self.id, names);
+                crate::names::remove_names(self.id, names);
                 watchers
             }
             None => Vec::new(),

@@ -55,6 +55,8 @@ mod actor;
 mod actor_ref;
 mod cell;
 mod exit;
+mod lifecycle;
+mod names;
 mod registry;
 mod run;
 pub mod supervisor;

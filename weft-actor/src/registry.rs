@@ -1,23 +1,13 @@
-//! Named registration: one process-wide map from name to `ActorRef`, typed on lookup.
+//! Named registration: one process-wide map from name to `ActorRef` (`names`), typed here.
 //!
 //! A name belongs to one incarnation: it is released when that actor stops, so a restarted
 //! child registers again (in `started`) and lookups never return a dead actor's ref for long.
 
-use std::any::Any;
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use crate::actor::Actor;
 use crate::actor_ref::ActorRef;
-use crate::exit::ActorId;
-
-type Map = HashMap<String, (ActorId, Box<dyn Any + Send + Sync>)>;
-
-fn map() -> MutexGuard<'static, Map> {
-    static MAP: OnceLock<Mutex<Map>> = OnceLock::new();
-    MAP.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::names::map;
 
 /// `register` failed: the name is taken, or the actor has already stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,22 +52,4 @@ pub fn lookup<A: Actor>(name: &str) -> Option<ActorRef<A>> {
 /// Removes `name`; returns whether it was registered.
 pub fn unregister(name: &str) -> bool {
     map().remove(name).is_some()
-}
-
-/// Called by `Cell::exit`: drops the names `id` still holds. The removed refs are dropped
-/// after the map lock is released.
-pub(crate) fn remove_names(id: ActorId, names: Vec<String>) {
-    if names.is_empty() {
-        return;
-    }
-    let mut removed = Vec::new();
-    {
-        let mut m = map();
-        for n in names {
-            if m.get(&n).is_some_and(|(owner, _)| *owner == id) {
-                removed.extend(m.remove(&n));
-            }
-        }
-    }
-    drop(removed);
 }

@@ -61,12 +61,20 @@ pub use task::spawn;
 #[cfg(feature = "macros")]
 pub use weft_macros::{main, test};
 
+pub mod arena {
+    //! Memory from the runtime's task arena for values made and dropped with tasks, as actor
+    //! cells and channels are (weft only: tokio has no such item).
+    //!
+    //! An [`ArenaArc`] created on a runtime thread takes its memory from that runtime's arena,
+    //! whose per-thread caches hand slots out and back with a list push or pop; created
+    //! elsewhere, from the global allocator. It is an `Arc` without weak references.
+    pub use crate::task::arena_arc::ArenaArc;
+}
+
 #[doc(hidden)]
 pub mod __private {
     //! Used by the code `#[weft::main]` / `#[weft::test]` expand to.
     pub use crate::runtime::Builder;
-    /// weft-actor's actor cells (`task/arena_arc.rs`).
-    pub use crate::task::arena_arc::ArenaArc;
     #[cfg(feature = "macros")]
     pub use weft_macros::{join_impl, select_impl, try_join_impl};
 }

@@ -59,7 +59,7 @@ pub use spec::{Backoff, ChildId, ChildSpec, Restart, Shutdown, Strategy, Supervi
 use crate::actor::Actor;
 use crate::actor_ref::ActorRef;
 use crate::cell::{CellRef, Signal};
-use crate::exit::{ActorId, ExitReason};
+use crate::exit::ActorId;
 use run::Command;
 
 /// One child as `SupervisorRef::which_children` reports it.
@@ -152,23 +152,9 @@ impl SupervisorRef {
         self.call(|tx| Command::TerminateChild(id.to_string(), tx)).await.unwrap_or(false)
     }
 
-    /// Asks the supervisor to stop its children (reverse start order) and then itself.
-    pub fn stop(&self) {
-        self.cell.signal(Signal::Stop);
-    }
-
-    /// Aborts the supervisor's task, which aborts its children.
-    pub fn kill(&self) {
-        self.cell.kill();
-    }
-
-    /// Whether the supervisor is still running.
-    pub fn is_alive(&self) -> bool {
-        self.cell.is_alive()
-    }
-
-    /// Waits until the supervisor has stopped; returns why.
-    pub async fn wait_stopped(&self) -> ExitReason {
-        self.cell.wait_stopped().await.unwrap_or(ExitReason::Killed)
-    }
+    crate::lifecycle::lifecycle_methods!(
+        "supervisor",
+        stop: "Asks the supervisor to stop its children (reverse start order) and then itself.",
+        kill: "Aborts the supervisor's task, which aborts its children."
+    );
 }

@@ -82,6 +82,17 @@ impl Drop for Supervisor {
     }
 }
 
+impl SupervisorSpec {
+    /// Starts the supervisor and its children (each child's `started` hook completes before
+    /// the next child starts); returns once all have started.
+    pub async fn start(self) -> SupervisorRef {
+        let (tx, rx) = oneshot::channel();
+        let (sup, _join) = spawn_supervisor(self, None, Some(tx));
+        let _ = rx.await;
+        sup
+    }
+}
+
 pub(crate) fn spawn_supervisor(
     spec: SupervisorSpec,
     parent: Option<CellRef>,

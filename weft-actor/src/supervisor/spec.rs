@@ -268,13 +268,4 @@ impl SupervisorSpec {
         self.on_event = Some(Arc::new(f));
         self
     }
-
-    /// Starts the supervisor and its children (each child's `started` hook completes before
-    /// the next child starts); returns once all have started.
-    pub async fn start(self) -> super::SupervisorRef {
-        let (tx, rx) = oneshot::channel();
-        let (sup, _join) = super::run::spawn_supervisor(self, None, Some(tx));
-        let _ = rx.await;
-        sup
-    }
 }

@@ -1,8 +1,8 @@
 //! `ArenaArc<T>`: a shared value with a reference count, like `Arc<T>`, whose memory comes
 //! from the current runtime's task arena (`task::arena`) when it is created on a runtime
 //! thread, and from the global allocator otherwise. The `mpsc` and `oneshot` channels live
-//! in one, and so does each weft-actor actor's cell (through `weft::__private`: not a stable
-//! API, and kept out of `weft::sync` so that the `tokio` facade, which re-exports weft, gains
+//! in one, and so does each weft-actor actor's cell (public as `weft::arena::ArenaArc`, a
+//! weft-only module, kept out of `weft::sync` so that tokio's own modules in the facade gain
 //! nothing tokio lacks).
 //!
 //! # Why
@@ -203,6 +203,12 @@ impl<T> Deref for ArenaArc<T> {
     #[inline]
     fn deref(&self) -> &T {
         &self.inner().value
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for ArenaArc<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
     }
 }
 
