@@ -46,6 +46,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import async_send  # noqa: E402
+import features  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -814,6 +815,7 @@ def main():
             failures.append(f"future not Send on weft (Send on tokio), or the call fails: {key}  "
                             f"(send({same[key]}))")
     failures += stale_lines(gaps)
+    failures += features.check(os.path.join(args.work, "tokio"), dict(os.environ, CARGO_TARGET_DIR=os.path.join(args.work, "target")), ROOT)
     table, total = report(counts, failures, listed, extras, args.work)
     print(table)
     print(f"\nfutures of async fns: {len(checked)} Send on tokio checked on weft, {len(send_failing)} not Send "

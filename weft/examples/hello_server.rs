@@ -11,7 +11,7 @@ use std::future::Future;
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response};
-use weft::compat::hyper::{WeftIo, WeftTimer};
+use weft::hyper::{WeftIo, WeftTimer};
 use weft::net::TcpListener;
 
 async fn hello(_req: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {

@@ -37,8 +37,10 @@ compile_error!(
      (`cargo tree -e features -i weft` names it)"
 );
 
-pub mod compat;
+// Not under loom: see the note in Cargo.toml.
 pub mod fs;
+#[cfg(all(feature = "hyper", not(loom)))]
+pub mod hyper;
 pub mod io;
 pub(crate) mod loom;
 #[doc(hidden)]

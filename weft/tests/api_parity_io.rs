@@ -57,6 +57,17 @@ fn repeat_sink_empty_copy_and_duplex_yield_when_the_budget_is_spent() {
             } => {},
             _ = weft::task::yield_now() => {},
         }
+        let (mut rx, mut tx) = weft::io::simplex(8192);
+        weft::select! {
+            biased;
+            _ = async {
+                loop {
+                    tx.write_all(&[5u8; 4096]).await.unwrap();
+                    let _ = rx.read(&mut [0u8; 4096]).await.unwrap();
+                }
+            } => {},
+            _ = weft::task::yield_now() => {},
+        }
     });
     let mut buf = [0u8; 4];
     futures::executor::block_on(weft::io::repeat(9).read_exact(&mut buf)).unwrap();
@@ -366,5 +377,21 @@ fn async_fd_try_new_gives_the_object_back_on_failure() {
         assert_eq!(err.raw_os_error(), Some(libc::EPERM));
         drop((a, file));
         std::fs::remove_dir_all(&dir).unwrap();
+    });
+}
+
+#[test]
+#[should_panic(expected = "`max_buf_size` must be greater than 0")]
+fn a_pipe_of_zero_bytes_is_refused_as_tokio_refuses_it() {
+    let _ = weft::io::simplex(0);
+}
+
+#[test]
+fn chain_is_nameable_in_every_build() {
+    support::ct().block_on(async {
+        let mut chained: weft::io::Chain<&[u8], &[u8]> = (&b"ab"[..]).chain(&b"cd"[..]);
+        let mut out = String::new();
+        chained.read_to_string(&mut out).await.unwrap();
+        assert_eq!(out, "abcd");
     });
 }

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::Request;
 use hyper_util::client::legacy::Client;
-use weft::compat::hyper::{WeftConnector, WeftExecutor, WeftTimer};
+use weft::hyper::{WeftConnector, WeftExecutor, WeftTimer};
 
 fn runtime_with_activity() -> weft::runtime::Runtime {
     let rt = weft::runtime::Builder::new_multi_thread()

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::Request;
 use hyper_util::client::legacy::Client;
-use weft::compat::hyper::{WeftConnector, WeftExecutor, WeftTimer};
+use weft::hyper::{WeftConnector, WeftExecutor, WeftTimer};
 
 async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String, String) {
     let client =

@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Request, Response};
 use hyper_util::client::legacy::Client;
-use weft::compat::hyper::{WeftConnector, WeftExecutor, WeftIo, WeftTimer};
+use weft::hyper::{WeftConnector, WeftExecutor, WeftIo, WeftTimer};
 use weft::io::{AsyncReadExt, AsyncWriteExt};
 use weft::net::{TcpListener, TcpStream};
 use weft::runtime::{Builder, Runtime};

@@ -98,5 +98,5 @@ macro_rules! soak_server {
     };
 }
 
-soak_server!(serve_weft, weft, weft::compat::hyper::WeftIo);
+soak_server!(serve_weft, weft, weft::hyper::WeftIo);
 soak_server!(serve_tokio, tokio, hyper_util::rt::TokioIo);

@@ -1,9 +1,10 @@
-//! `copy`, `copy_buf` and `duplex` that spend weft's cooperative budget.
+//! `copy` and `copy_buf` that spend weft's cooperative budget, and the budget check the
+//! in-memory pipes (`simplex`, `duplex`) make on every read and write.
 //!
 //! tokio's versions consult tokio's budget, which weft never sets, so a loop of
-//! `io::copy(&mut &b"hello"[..], &mut vec)` or of duplex reads and writes in a weft task would
-//! never yield. Rather than re-implementing them, weft runs those loops (tokio's, or weft's own
-//! when weft is tokio: `io/own/`) over a [`Coop`]
+//! `io::copy(&mut &b"hello"[..], &mut vec)` in a weft task would never yield. Rather than
+//! re-implementing them, weft runs those loops (tokio's, or weft's own when weft is tokio:
+//! `io/own/`) over a [`Coop`]
 //! adapter: every `poll_read` / `poll_fill_buf` / `poll_write` first takes one unit of weft's
 //! budget and returns `Pending` (after waking the task) when it is spent; a poll that makes no
 //! progress gives its unit back. tokio's loops stop at the first `Pending`, so they yield.
@@ -13,7 +14,7 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use super::{AsyncBufRead, AsyncRead, AsyncWrite, ReadBuf};
-// The loops and the pipe underneath: tokio's beside a real tokio, weft's own when weft is tokio.
+// The loops underneath: tokio's beside a real tokio, weft's own when weft is tokio.
 #[cfg(not(feature = "tokio-traits"))]
 use super::own as backend;
 #[cfg(feature = "tokio-traits")]
@@ -22,7 +23,7 @@ use tokio::io as backend;
 use crate::task::coop;
 
 /// Runs `f` (one poll of the inner I/O object) under one unit of coop budget.
-fn budgeted<T>(cx: &mut Context<'_>, f: impl FnOnce(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
+pub(super) fn budgeted<T>(cx: &mut Context<'_>, f: impl FnOnce(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
     let restore = ready!(coop::poll_proceed(cx));
     let res = f(cx);
     if res.is_ready() {
@@ -95,57 +96,4 @@ where
     W: AsyncWrite + Unpin + ?Sized,
 {
     backend::copy_buf(&mut Coop(reader), writer).await
-}
-
-/// One end of an in-memory, bidirectional pipe (tokio's `DuplexStream`, whose reads and
-/// writes here spend weft's coop budget). Created by [`duplex`].
-#[derive(Debug)]
-pub struct DuplexStream {
-    inner: Coop<backend::DuplexStream>,
-}
-
-impl std::fmt::Debug for Coop<backend::DuplexStream> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// A connected pair of in-memory streams, each buffering up to `max_buf_size` bytes in
-/// each direction (writes wait while the buffer is full). Panics on a zero size (tokio's).
-#[track_caller]
-pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
-    let (a, b) = backend::duplex(max_buf_size);
-    (DuplexStream { inner: Coop(a) }, DuplexStream { inner: Coop(b) })
-}
-
-impl AsyncRead for DuplexStream {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for DuplexStream {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }

@@ -12,35 +12,63 @@
 //! weft's sockets also implement futures-io's `AsyncRead`/`AsyncWrite`. `Interest` and `Ready`
 //! are weft's own (tokio only exposes them with its `net` feature, which would pull in its
 //! reactor). `stdin`, `stdout` and `stderr` are weft's, run on the blocking pool (`stdio.rs`);
-//! so are `empty`, `repeat` and `sink` (`util.rs`) and `copy`, `copy_buf` and `duplex`
-//! (`coop_io.rs`), which must spend weft's coop budget, not tokio's.
+//! so are `empty`, `repeat` and `sink` (`util.rs`), the in-memory pipes `simplex` and `duplex`
+//! (written once, against whichever traits are exported) and `copy` and `copy_buf`
+//! (`coop_io.rs`): all of these spend weft's coop budget, not tokio's.
 
 mod coop_io;
+mod duplex;
 #[cfg(not(feature = "tokio-traits"))]
 mod own;
 mod ready;
+mod simplex;
 mod stdio;
 #[cfg(unix)]
 pub mod unix;
 mod util;
 
-pub use coop_io::{copy, copy_buf, duplex, DuplexStream};
+pub use coop_io::{copy, copy_buf};
+pub use duplex::{duplex, DuplexStream};
 pub use ready::{Interest, Ready};
+pub use simplex::{simplex, SimplexStream};
+pub use std::io::{Error, ErrorKind, Result};
 pub use stdio::{stderr, stdin, stdout, Stderr, Stdin, Stdout};
 pub use util::{empty, repeat, sink, Empty, Repeat, Sink};
 
-#[cfg(not(feature = "tokio-traits"))]
-pub use own::{
-    copy_bidirectional, copy_bidirectional_with_sizes, join, simplex, split, AsyncBufRead, AsyncBufReadExt, AsyncRead,
-    AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, Join,
-    Lines, ReadBuf, ReadHalf, SeekFrom, SimplexStream, Split, Take, WriteHalf,
-};
-pub use std::io::{Error, ErrorKind, Result};
-#[cfg(feature = "tokio-traits")]
-pub use tokio::io::{
-    copy_bidirectional, copy_bidirectional_with_sizes, join, simplex, split, AsyncBufRead, AsyncBufReadExt, AsyncRead,
-    AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt, BufReader, BufStream, BufWriter, Join, Lines,
-    ReadBuf, ReadHalf, SeekFrom, SimplexStream, Split, Take, WriteHalf,
-};
-// Not `Chain`: tokio 1.40, the lowest tokio this build accepts, does not export it (the type
-// `AsyncReadExt::chain` returns is reachable, not nameable, there).
+/// The one list of the traits and `io-util` items whose source the `tokio-traits` feature
+/// picks: weft's own (`own/`) when weft is tokio, tokio's beside a real tokio.
+macro_rules! traits_and_helpers {
+    ($($name:ident),* $(,)?) => {
+        #[cfg(not(feature = "tokio-traits"))]
+        pub use own::{$($name),*};
+        #[cfg(feature = "tokio-traits")]
+        pub use tokio::io::{$($name),*};
+    };
+}
+
+traits_and_helpers!(
+    copy_bidirectional,
+    copy_bidirectional_with_sizes,
+    join,
+    split,
+    AsyncBufRead,
+    AsyncBufReadExt,
+    AsyncRead,
+    AsyncReadExt,
+    AsyncSeek,
+    AsyncSeekExt,
+    AsyncWrite,
+    AsyncWriteExt,
+    BufReader,
+    BufStream,
+    BufWriter,
+    Chain,
+    Join,
+    Lines,
+    ReadBuf,
+    ReadHalf,
+    SeekFrom,
+    Split,
+    Take,
+    WriteHalf,
+);

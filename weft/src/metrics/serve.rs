@@ -1,4 +1,4 @@
-//! `serve`: the metrics endpoint, an HTTP/1.1 server (hyper, through `compat::hyper`) running
+//! `serve`: the metrics endpoint, an HTTP/1.1 server (hyper, through `crate::hyper`) running
 //! as ordinary tasks on the runtime it reports on. `GET /metrics` answers the text format
 //! 0.0.4, or OpenMetrics when the `Accept` header asks for `application/openmetrics-text`
 //! (and the `openmetrics` feature is on); `GET /tasks` answers the task dump as JSON
@@ -15,7 +15,7 @@ use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
 
-use crate::compat::hyper::{WeftIo, WeftTimer};
+use crate::hyper::{WeftIo, WeftTimer};
 use crate::net::TcpListener;
 use crate::runtime::{Handle, RuntimeMetrics};
 

@@ -16,7 +16,7 @@
 //!
 //! Layers: [`model`] is the pure timing model (slots, FIFO queue, reloads, load factor,
 //! seeded jitter) that tests drive with explicit events; [`wire`] the JSON shapes; [`server`]
-//! hyper 1.x on weft (`weft::compat::hyper::WeftIo`), one accept loop per instance, a producer
+//! hyper 1.x on weft (`weft::hyper::WeftIo`), one accept loop per instance, a producer
 //! task per streamed response. Everything runs on one dedicated weft runtime whose threads are
 //! named `weft-sim`, so the study can read the simulator's own CPU time from
 //! `/proc/self/task/*/schedstat` (ns) and subtract it from the process's.
@@ -217,7 +217,7 @@ async fn accept_loop(listener: weft::net::TcpListener, shared: Arc<Shared>, inst
         drop(weft::spawn(async move {
             let service = hyper::service::service_fn(move |req| server::handle(shared.clone(), inst.clone(), req));
             let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(weft::compat::hyper::WeftIo::new(stream), service)
+                .serve_connection(weft::hyper::WeftIo::new(stream), service)
                 .await;
         }));
     }

@@ -1,7 +1,7 @@
 //! The adapter for runtimes with tokio's API shape, written once: tokio itself, and weft,
 //! whose API mirrors tokio's so that code ports by renaming the crate (`use weft as tokio;`).
 //! `tokio.rs` and `weft.rs` instantiate it with their crate; the only other difference between
-//! them is the hyper I/O wrapper (`hyper_util::rt::TokioIo` vs `weft::compat::hyper::WeftIo`)
+//! them is the hyper I/O wrapper (`hyper_util::rt::TokioIo` vs `weft::hyper::WeftIo`)
 //! and a `configure` function for builder settings only one of them has (weft's opt-in metrics
 //! histograms, the `sweep` knobs `poll_time_histogram` and `schedule_latency_histogram`; weft's
 //! long-poll warning lines off), with `long_polls` reading weft's long-poll count.

@@ -7,8 +7,8 @@ super::tokio_shaped::tokio_shaped_adapter! {
     channels: WeftChannels,
     net: WeftNet,
     thread_name: "weft-lab",
-    hyper_io: weft::compat::hyper::WeftIo,
-    hyper_timer: weft::compat::hyper::WeftTimer,
+    hyper_io: weft::hyper::WeftIo,
+    hyper_timer: weft::hyper::WeftTimer,
     configure: configure,
     long_polls: long_polls,
 }

@@ -4,13 +4,20 @@
 //! Each direction is a `SimplexStream` behind a mutex shared by the two ends. Dropping an end
 //! closes both of its directions, as a socket's close would: the peer reads EOF once it has
 //! drained what was written, and the peer's writes fail with `BrokenPipe`. A simplex's own
-//! `poll_shutdown` gives the first half; `close_read` (here) gives the second.
+//! `close_write` gives the first half, `close_read` the second.
+//!
+//! Wakers are woken, and replaced ones dropped, only after the lock is released (the
+//! `simplex` module's invariant): a waker that polls the peer at once, or that owns the peer
+//! and drops it, would otherwise take the lock its caller holds. Reads and writes spend weft's
+//! coop budget.
 
 use crate::loom::sync::{Arc, Mutex, MutexGuard};
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use super::coop_io::budgeted;
+use super::simplex::Deferred;
 use super::{AsyncRead, AsyncWrite, ReadBuf, SimplexStream};
 
 /// One end of a [`duplex`] pair.
@@ -22,6 +29,8 @@ pub struct DuplexStream {
 
 /// Two connected streams: bytes written to one are read from the other, at most
 /// `max_buf_size` bytes buffered in each direction (writes wait for reads beyond that).
+/// Panics if `max_buf_size` is 0 (as tokio's).
+#[track_caller]
 pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
     let one = Arc::new(Mutex::new(SimplexStream::new_unsplit(max_buf_size)));
     let two = Arc::new(Mutex::new(SimplexStream::new_unsplit(max_buf_size)));
@@ -36,13 +45,28 @@ fn lock(pipe: &Mutex<SimplexStream>) -> MutexGuard<'_, SimplexStream> {
 
 impl AsyncRead for DuplexStream {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut *lock(&self.read)).poll_read(cx, buf)
+        budgeted(cx, |cx| {
+            let mut later = Deferred::default();
+            // The guard is a temporary of this statement: released before `later` acts.
+            let res = lock(&self.read).read(cx, buf, &mut later);
+            drop(later);
+            res
+        })
+    }
+}
+
+impl DuplexStream {
+    fn write<'a>(&self, cx: &Context<'_>, bufs: impl IntoIterator<Item = &'a [u8]> + Clone) -> Poll<io::Result<usize>> {
+        let mut later = Deferred::default();
+        let res = lock(&self.write).write(cx, bufs, &mut later);
+        drop(later);
+        res
     }
 }
 
 impl AsyncWrite for DuplexStream {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut *lock(&self.write)).poll_write(cx, buf)
+        budgeted(cx, |cx| self.write(cx, [buf]))
     }
 
     fn poll_write_vectored(
@@ -50,7 +74,7 @@ impl AsyncWrite for DuplexStream {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut *lock(&self.write)).poll_write_vectored(cx, bufs)
+        budgeted(cx, |cx| self.write(cx, bufs.iter().map(|b| &**b)))
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -61,14 +85,19 @@ impl AsyncWrite for DuplexStream {
         Poll::Ready(Ok(()))
     }
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut *lock(&self.write)).poll_shutdown(cx)
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut later = Deferred::default();
+        lock(&self.write).close_write(&mut later);
+        drop(later);
+        Poll::Ready(Ok(()))
     }
 }
 
 impl Drop for DuplexStream {
     fn drop(&mut self) {
-        lock(&self.write).close_write();
-        lock(&self.read).close_read();
+        let mut later = Deferred::default();
+        lock(&self.write).close_write(&mut later);
+        lock(&self.read).close_read(&mut later);
+        drop(later);
     }
 }

@@ -32,7 +32,7 @@
 //! ```no_run
 //! use http_body_util::Full;
 //! use hyper::body::Bytes;
-//! use weft::compat::hyper::{WeftIo, WeftTimer};
+//! use weft::hyper::{WeftIo, WeftTimer};
 //!
 //! # async fn serve() -> std::io::Result<()> {
 //! let listener = weft::net::TcpListener::bind("127.0.0.1:0").await?;
