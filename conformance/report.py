@@ -1,6 +1,10 @@
 """Reads one conformance run (run.sh's output folder) and prints the table.
 
-Usage: report.py OUT_DIR KNOWN_FAILURES EXCLUDED TOKIO_VERSION
+Usage: report.py OUT_DIR KNOWN_FAILURES EXCLUDED TOKIO_VERSION [RESULTS_MD]
+
+With RESULTS_MD (run.sh passes it on a run of every file), the table, the date and each failure
+with its reason are also written there: `conformance/RESULTS.md` is the one place the figures
+live; README.md and known-failures.txt point to it instead of repeating them.
 
 A file *compiled* when cargo produced its test binary; it *fully passes* when the binary
 exited 0 within the time limit. Each failing test and each file that did not compile is
@@ -8,12 +12,14 @@ printed with its reason from known-failures.txt (`file: reason` for a file, `fil
 reason` for a test), or with UNLISTED and the compiler's / test's first error line.
 """
 
+import datetime
 import json
 import os
 import re
 import sys
 
 out, known_path, excluded_path, version = sys.argv[1:5]
+results_md = sys.argv[5] if len(sys.argv) > 5 else None
 
 
 def read_list(path):
@@ -79,13 +85,16 @@ for name in included:
 
 n = len(included)
 pct = lambda a, b: f"{100.0 * a / b:.1f}%" if b else "n/a"
+table = [
+    f"tokio {version} integration tests against weft (`tokio = {{ package = \"weft\" }}`)",
+    "",
+    "| files included | compiled | fully passing | tests passed | tests failed | ignored |",
+    "|---|---|---|---|---|---|",
+    f"| {n} | {files_compiled} ({pct(files_compiled, n)}) | {files_passing} | "
+    f"{passed} ({pct(passed, passed + failed)}) | {failed} | {ignored} |",
+]
 print()
-print(f"tokio {version} integration tests against weft (`tokio = {{ package = \"weft\" }}`)")
-print()
-print("| files included | compiled | fully passing | tests passed | tests failed | ignored |")
-print("|---|---|---|---|---|---|")
-print(f"| {n} | {files_compiled} ({pct(files_compiled, n)}) | {files_passing} | "
-      f"{passed} ({pct(passed, passed + failed)}) | {failed} | {ignored} |")
+print("\n".join(table))
 print()
 print(f"excluded ({len(excluded)}, see conformance/excluded.txt): "
       + ", ".join(f"{k}" for k in sorted(excluded)))
@@ -102,5 +111,17 @@ for key, detail in problems:
 stale = [k for k in known if not any(k == p[0] for p in problems)]
 if stale:
     print("listed in known-failures.txt but now passing: " + ", ".join(stale))
+if results_md:
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    with open(results_md, "w") as f:
+        f.write("# Conformance: the last run of every file\n\n")
+        f.write(f"Written by `conformance/run.sh` (with no filter) on {when}; the figures README.md quotes "
+                "come from here.\n\n")
+        f.write("\n".join(table) + "\n\n")
+        f.write(f"Excluded ({len(excluded)}, with reasons in `conformance/excluded.txt`).\n\n")
+        f.write(f"Failures ({len(problems)}; {unlisted} not yet in `conformance/known-failures.txt`):\n\n")
+        for key, detail in problems:
+            f.write(f"- `{key}`: {known.get(key) or 'UNLISTED: ' + detail}\n")
+    print(f"wrote {os.path.relpath(results_md)}")
 if unlisted and os.environ.get("CONFORMANCE_STRICT") == "1":
     sys.exit(1)

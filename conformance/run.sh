@@ -64,4 +64,6 @@ xargs -P "$jobs" -L1 bash -c '
     echo $? >"$out/logs/$name.rc"
 ' <"$out/built.txt"
 
-python3 report.py "$out" "$here/known-failures.txt" "$here/excluded.txt" "$tokio_version"
+results_md=()
+[ "$filter" = "." ] && results_md=("$here/RESULTS.md")
+python3 report.py "$out" "$here/known-failures.txt" "$here/excluded.txt" "$tokio_version" "${results_md[@]}"
