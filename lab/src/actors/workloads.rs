@@ -223,6 +223,12 @@ const GO: u64 = u64::MAX;
 
 /// Skynet: a tree of actors, 10 children each, leaves send their number, parents the sum.
 async fn skynet<P: ActorPeer>(n: u64) -> u64 {
+    answer_of_tree::<P>(|sink| skynet_node::<P>(0, n, sink)).await
+}
+
+/// Builds a tree whose root reports to a sink actor (`build` gets the sink's address), starts
+/// it with `GO`, and returns the one number the sink receives.
+async fn answer_of_tree<P: ActorPeer>(build: impl FnOnce(P::Addr) -> P::Addr) -> u64 {
     let (tx, rx) = futures_channel::oneshot::channel::<u64>();
     let mut tx = Some(tx);
     let sink = P::spawn(Box::new(move |sum| {
@@ -231,7 +237,7 @@ async fn skynet<P: ActorPeer>(n: u64) -> u64 {
         }
         (0, Flow::Stop)
     }));
-    let root = skynet_node::<P>(0, n, sink);
+    let root = build(sink);
     P::tell(&root, GO).await;
     rx.await.unwrap_or(0)
 }
@@ -380,17 +386,7 @@ async fn fan_out_compute<P: ActorPeer>(n: u64) -> u64 {
 /// A chain of `depth` actors, each spawned by the one above; the deepest sends its level up
 /// and every level adds its own: the root's answer is the sum of `0..depth`.
 async fn deep_recursion<P: ActorPeer>(depth: u64) -> u64 {
-    let (tx, rx) = futures_channel::oneshot::channel::<u64>();
-    let mut tx = Some(tx);
-    let sink = P::spawn(Box::new(move |sum| {
-        if let Some(tx) = tx.take() {
-            let _ = tx.send(sum);
-        }
-        (0, Flow::Stop)
-    }));
-    let root = level::<P>(0, depth, sink);
-    P::tell(&root, GO).await;
-    rx.await.unwrap_or(0)
+    answer_of_tree::<P>(|sink| level::<P>(0, depth, sink)).await
 }
 
 fn level<P: ActorPeer>(level_no: u64, depth: u64, parent: P::Addr) -> P::Addr {

@@ -98,25 +98,16 @@ fn cpu_of(pid: u32) -> Result<f64, String> {
 }
 
 /// Starts a process and waits for the line `expect` on its stdout (returning the reader).
-fn start(exe: &PathBuf, args: &[&str], expect: &str) -> Result<(Proc, BufReader<ChildStdout>), String> {
-    let mut child = Command::new(exe)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("starting {}: {e}", exe.display()))?;
-    let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+fn start(exe: &std::path::Path, args: &[&str], expect: &str) -> Result<(Proc, BufReader<ChildStdout>), String> {
+    let (child, line, out) = services::start_and_read_line(exe, args)?;
     let proc = Proc(child);
-    let mut line = String::new();
-    out.read_line(&mut line).map_err(|e| e.to_string())?;
-    if line.trim() != expect {
+    if line != expect {
         return Err(format!("{} {args:?}: expected {expect:?}, got {line:?}", exe.display()));
     }
     Ok((proc, out))
 }
 
-fn drive(exe: &PathBuf, system: &str, ep: &str, workload: &str, n: u64, server: u32) -> Result<Run, String> {
+fn drive(exe: &std::path::Path, system: &str, ep: &str, workload: &str, n: u64, server: u32) -> Result<Run, String> {
     let cpu0 = cpu_of(server)?;
     let n = n.to_string();
     let out = Command::new(exe)
@@ -136,7 +127,7 @@ fn drive(exe: &PathBuf, system: &str, ep: &str, workload: &str, n: u64, server: 
 
 /// SIGKILL of the server to the driver's notice; `None` when the driver heard nothing within
 /// its 10 s (`down timeout`).
-fn detection(exe: &PathBuf, system: &str, ep: &str, mut server: Proc) -> Result<Option<Duration>, String> {
+fn detection(exe: &std::path::Path, system: &str, ep: &str, mut server: Proc) -> Result<Option<Duration>, String> {
     let (_watcher, mut out) =
         start(exe, &["drive", "--system", system, "--connect", ep, "--workload", "watch"], "watching")?;
     let killed = Instant::now();

@@ -20,68 +20,48 @@ fn spin(d: Duration) {
     }
 }
 
-fn sample_weft(tasks: u64, iters: u64, work: Duration) -> Result<Duration, String> {
-    let rt =
-        weft::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| e.to_string())?;
-    let start = Instant::now();
-    let done = rt.block_on(async move {
-        let hs: Vec<_> = (0..tasks)
-            .map(|_| {
-                weft::spawn(async move {
-                    for _ in 0..iters {
-                        weft::task::yield_now().await;
-                        weft::task::block_in_place(|| spin(work));
-                    }
-                    iters
-                })
-            })
-            .collect();
-        let mut n = 0;
-        for h in hs {
-            n += h.await.map_err(|e| e.to_string())?;
+/// One sample on a fresh 2-worker runtime of the crate `$rt` (weft and tokio have the same API):
+/// `tasks` tasks, each `iters` times yielding and then spinning `work` inside `block_in_place`;
+/// every task's count is checked.
+macro_rules! sample_on {
+    ($name:ident, $rt:ident) => {
+        fn $name(tasks: u64, iters: u64, work: Duration) -> Result<Duration, String> {
+            let rt = $rt::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            let start = Instant::now();
+            let done = rt.block_on(async move {
+                let hs: Vec<_> = (0..tasks)
+                    .map(|_| {
+                        $rt::spawn(async move {
+                            for _ in 0..iters {
+                                $rt::task::yield_now().await;
+                                $rt::task::block_in_place(|| spin(work));
+                            }
+                            iters
+                        })
+                    })
+                    .collect();
+                let mut n = 0;
+                for h in hs {
+                    n += h.await.map_err(|e| e.to_string())?;
+                }
+                Ok::<_, String>(n)
+            })?;
+            let took = start.elapsed();
+            drop(rt);
+            if done != tasks * iters {
+                return Err(format!("{}: {done} of {} iterations", stringify!($rt), tasks * iters));
+            }
+            Ok(took)
         }
-        Ok::<_, String>(n)
-    })?;
-    let took = start.elapsed();
-    drop(rt);
-    if done != tasks * iters {
-        return Err(format!("weft: {done} of {} iterations", tasks * iters));
-    }
-    Ok(took)
+    };
 }
 
-fn sample_tokio(tasks: u64, iters: u64, work: Duration) -> Result<Duration, String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let start = Instant::now();
-    let done = rt.block_on(async move {
-        let hs: Vec<_> = (0..tasks)
-            .map(|_| {
-                tokio::spawn(async move {
-                    for _ in 0..iters {
-                        tokio::task::yield_now().await;
-                        tokio::task::block_in_place(|| spin(work));
-                    }
-                    iters
-                })
-            })
-            .collect();
-        let mut n = 0;
-        for h in hs {
-            n += h.await.map_err(|e| e.to_string())?;
-        }
-        Ok::<_, String>(n)
-    })?;
-    let took = start.elapsed();
-    drop(rt);
-    if done != tasks * iters {
-        return Err(format!("tokio: {done} of {} iterations", tasks * iters));
-    }
-    Ok(took)
-}
+sample_on!(sample_weft, weft);
+sample_on!(sample_tokio, tokio);
 
 /// Runs `samples` interleaved pairs and returns the Markdown report.
 pub fn measure(samples: usize, tasks: u64, iters: u64, work: Duration) -> Result<String, String> {

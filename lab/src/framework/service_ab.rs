@@ -10,10 +10,9 @@
 //! threads included) divided by the requests it answered; the servers it talks to (a backend,
 //! PostgreSQL, Redis) are not counted.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -77,17 +76,8 @@ impl Drop for Running {
 impl Running {
     /// Starts `exe args…` and waits for its `listening on ADDR` line.
     pub fn start(exe: &Path, args: &[&str]) -> Result<Running, String> {
-        let mut child = Command::new(exe)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("starting {}: {e}", exe.display()))?;
-        let mut line = String::new();
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
-        let addr = line.trim().strip_prefix("listening on ").and_then(|a| a.parse().ok());
+        let (mut child, line, _) = crate::framework::services::start_and_read_line(exe, args)?;
+        let addr = line.strip_prefix("listening on ").and_then(|a| a.parse().ok());
         let Some(addr) = addr else {
             let _ = child.kill();
             let _ = child.wait();

@@ -4,8 +4,9 @@
 //! `--locked` into a target directory of their own on first use; `free_port` gives a started one
 //! a loopback port.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, ChildStdout, Command, Stdio};
 
 /// `lab/services/` in this checkout.
 pub fn dir() -> PathBuf {
@@ -50,4 +51,25 @@ pub fn expect_only_the_facade(project: &str) -> Result<(), String> {
 pub fn free_port() -> Result<u16, String> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("finding a free port: {e}"))?;
     l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+/// Starts `exe args…` (stdin closed, stderr inherited) and reads its first stdout line; returns
+/// the child, the line (trimmed) and the rest of its stdout. The child is killed when the line
+/// cannot be read.
+pub fn start_and_read_line(exe: &Path, args: &[&str]) -> Result<(Child, String, BufReader<ChildStdout>), String> {
+    let mut child = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("starting {}: {e}", exe.display()))?;
+    let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    let mut line = String::new();
+    if let Err(e) = out.read_line(&mut line) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!("{}: reading its first line: {e}", exe.display()));
+    }
+    Ok((child, line.trim().to_string(), out))
 }

@@ -19,12 +19,8 @@ use crate::framework::stats::Summary;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    #[arg(long, default_value_t = 2700)]
-    pub files: usize,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    #[arg(long)]
-    pub total_mb: Option<u64>,
+    #[command(flatten)]
+    pub corpus: corpus::CorpusSpec,
     /// Engines (comma-separated; default all).
     #[arg(long, value_delimiter = ',')]
     pub engines: Vec<String>,
@@ -93,11 +89,11 @@ pub fn command(args: BenchArgs) -> Result<ExitCode, String> {
     weft_search::query::Query::parse(&args.query).map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let corpus_dir = args.out.join("corpus");
-    let stamp = format!("files={} seed={} total_mb={:?}\n", args.files, args.seed, args.total_mb);
+    let stamp = format!("files={} seed={} total_mb={:?}\n", args.corpus.files, args.corpus.seed, args.corpus.total_mb);
     if !corpus_ready(&args.out, &stamp) {
         let _ = std::fs::remove_dir_all(&corpus_dir);
-        eprintln!("generating {} files into {} …", args.files, corpus_dir.display());
-        let spec = corpus::CorpusSpec { files: args.files, seed: args.seed, total_mb: args.total_mb };
+        eprintln!("generating {} files into {} …", args.corpus.files, corpus_dir.display());
+        let spec = args.corpus.clone();
         corpus::generate(&spec, &corpus_dir).map_err(|e| format!("generating the corpus: {e}"))?;
         std::fs::write(args.out.join("corpus.spec"), &stamp).map_err(|e| e.to_string())?;
     }

@@ -291,11 +291,16 @@ const PROJECTS: &[&str] = &[
 const EXTENSIONS: &[&str] = &["rs", "py", "ts", "tsx", "go", "toml", "md", "yaml", "json", "sql"];
 
 /// How to generate.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct CorpusSpec {
+    /// Session files to write.
+    #[arg(long, default_value_t = 2700)]
     pub files: usize,
+    /// The generator's seed (same seed, same corpus).
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Scale sizes so the corpus totals about this many MB (None: the natural distribution).
+    #[arg(long)]
     pub total_mb: Option<u64>,
 }
 

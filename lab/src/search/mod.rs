@@ -72,13 +72,8 @@ enum SearchCommand {
 
 #[derive(clap::Args, Debug)]
 pub struct GenArgs {
-    #[arg(long, default_value_t = 2700)]
-    pub files: usize,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Scale file sizes so the corpus totals about this many MB.
-    #[arg(long)]
-    pub total_mb: Option<u64>,
+    #[command(flatten)]
+    pub corpus: corpus::CorpusSpec,
     pub dir: PathBuf,
 }
 
@@ -122,7 +117,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             if g.dir.exists() && std::fs::read_dir(&g.dir).map_err(|e| e.to_string())?.next().is_some() {
                 return Err(format!("{} is not empty; give an empty or new directory", g.dir.display()));
             }
-            let spec = corpus::CorpusSpec { files: g.files, seed: g.seed, total_mb: g.total_mb };
+            let spec = g.corpus.clone();
             let start = Instant::now();
             let s = corpus::generate(&spec, &g.dir).map_err(|e| format!("writing {}: {e}", g.dir.display()))?;
             println!(

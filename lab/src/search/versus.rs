@@ -30,12 +30,8 @@ pub struct VersusArgs {
     /// The weft-search binary (default: next to this executable; `cargo build --release -p weft-search`).
     #[arg(long)]
     pub weft_search: Option<PathBuf>,
-    #[arg(long, default_value_t = 2700)]
-    pub files: usize,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    #[arg(long)]
-    pub total_mb: Option<u64>,
+    #[command(flatten)]
+    pub corpus: corpus::CorpusSpec,
     /// Counted rounds (after one warm-up round).
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
@@ -162,12 +158,13 @@ pub fn command(args: VersusArgs) -> Result<ExitCode, String> {
     }
     let home = args.out.join("home");
     let projects = home.join(".claude/projects");
-    let stamp = format!("files={} seed={} total_mb={:?} shape=2\n", args.files, args.seed, args.total_mb);
+    let stamp =
+        format!("files={} seed={} total_mb={:?} shape=2\n", args.corpus.files, args.corpus.seed, args.corpus.total_mb);
     let stamp_file = args.out.join("corpus.spec");
     if std::fs::read_to_string(&stamp_file).ok().as_deref() != Some(stamp.as_str()) {
         let _ = std::fs::remove_dir_all(&home);
-        eprintln!("generating {} files into {} …", args.files, projects.display());
-        let spec = corpus::CorpusSpec { files: args.files, seed: args.seed, total_mb: args.total_mb };
+        eprintln!("generating {} files into {} …", args.corpus.files, projects.display());
+        let spec = args.corpus.clone();
         corpus::generate(&spec, &projects).map_err(|e| format!("generating the corpus: {e}"))?;
         std::fs::write(&stamp_file, &stamp).map_err(|e| e.to_string())?;
     }
@@ -253,7 +250,7 @@ pub fn command(args: VersusArgs) -> Result<ExitCode, String> {
     let startup_ms = Summary::of(&startup).median;
     let md = markdown(&rows, startup_ms, &args);
     std::fs::create_dir_all(&args.out).map_err(|e| e.to_string())?;
-    let json = serde_json::json!({ "rows": rows, "startup_ms": startup_ms, "files": args.files, "rounds": args.rounds, "cores": super::engines::cores() });
+    let json = serde_json::json!({ "rows": rows, "startup_ms": startup_ms, "files": args.corpus.files, "rounds": args.rounds, "cores": super::engines::cores() });
     std::fs::write(args.out.join("results.json"), serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     std::fs::write(args.out.join("report.md"), &md).map_err(|e| e.to_string())?;
@@ -267,8 +264,8 @@ fn markdown(rows: &[Row], startup_ms: f64, args: &VersusArgs) -> String {
     let _ = writeln!(
         s,
         "# weft-search vs ccms\n\n{} files (seed {}), {} cores, {} rounds after a warm-up, median whole-process wall time; every sample's hit count identical across the three.\n",
-        args.files,
-        args.seed,
+        args.corpus.files,
+        args.corpus.seed,
         super::engines::cores(),
         args.rounds
     );

@@ -52,35 +52,43 @@ impl AsyncBufRead for Empty {
     fn consume(self: Pin<&mut Self>, _amt: usize) {}
 }
 
-impl AsyncWrite for Empty {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        ready!(proceed(cx));
-        Poll::Ready(Ok(buf.len()))
-    }
+/// `AsyncWrite` for a writer that takes every byte and keeps none (`empty` and `sink`): each
+/// poll spends one unit of the coop budget, then succeeds with the whole length.
+macro_rules! discarding_writer {
+    ($ty:ty) => {
+        impl AsyncWrite for $ty {
+            fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+                ready!(proceed(cx));
+                Poll::Ready(Ok(buf.len()))
+            }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(proceed(cx));
-        Poll::Ready(Ok(()))
-    }
+            fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                ready!(proceed(cx));
+                Poll::Ready(Ok(()))
+            }
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(proceed(cx));
-        Poll::Ready(Ok(()))
-    }
+            fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                ready!(proceed(cx));
+                Poll::Ready(Ok(()))
+            }
 
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
+            fn is_write_vectored(&self) -> bool {
+                true
+            }
 
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        ready!(proceed(cx));
-        Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()))
-    }
+            fn poll_write_vectored(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                bufs: &[IoSlice<'_>],
+            ) -> Poll<io::Result<usize>> {
+                ready!(proceed(cx));
+                Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()))
+            }
+        }
+    };
 }
+
+discarding_writer!(Empty);
 
 impl AsyncSeek for Empty {
     fn start_seek(self: Pin<&mut Self>, _position: SeekFrom) -> io::Result<()> {
@@ -130,35 +138,7 @@ pub fn sink() -> Sink {
     Sink { _priv: () }
 }
 
-impl AsyncWrite for Sink {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        ready!(proceed(cx));
-        Poll::Ready(Ok(buf.len()))
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(proceed(cx));
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(proceed(cx));
-        Poll::Ready(Ok(()))
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        ready!(proceed(cx));
-        Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()))
-    }
-}
+discarding_writer!(Sink);
 
 impl fmt::Debug for Sink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -59,6 +59,26 @@
 //!   would search; the intrusive list does neither.
 //! * A global mutex around each channel (as some actor runtimes do): fast on one core, but every send and receive would contend on it with many producers.
 
+/// `Debug` (the value not shown: `T` need not be `Debug`), `Display` ("channel closed", tokio's
+/// text) and `Error` for a channel's `SendError<T>`, which hands back the value that was not sent.
+macro_rules! closed_send_error {
+    ($ty:ident) => {
+        impl<T> std::fmt::Debug for $ty<T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($ty)).finish_non_exhaustive()
+            }
+        }
+
+        impl<T> std::fmt::Display for $ty<T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("channel closed")
+            }
+        }
+
+        impl<T> std::error::Error for $ty<T> {}
+    };
+}
+
 pub(crate) mod batch_semaphore;
 mod wait_list;
 mod wake_list;

@@ -34,19 +34,7 @@ pub mod error {
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct RecvError(pub(super) ());
 
-    impl<T> fmt::Debug for SendError<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("SendError").finish_non_exhaustive()
-        }
-    }
-
-    impl<T> fmt::Display for SendError<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("channel closed")
-        }
-    }
-
-    impl<T> std::error::Error for SendError<T> {}
+    closed_send_error!(SendError);
 
     impl fmt::Display for RecvError {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

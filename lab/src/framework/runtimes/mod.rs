@@ -9,6 +9,25 @@
 //! that cannot be dropped (async-std's global executor) are marked [`RuntimeId::in_child`] and
 //! only ever run in a `__sample` child process.
 
+/// `Net::read_exact` and `Net::write_all` for a stream with futures-io's traits (smol's and
+/// async-std's), through futures-lite.
+macro_rules! futures_io_read_write {
+    () => {
+        fn read_exact<'a>(
+            stream: &'a mut Self::Stream,
+            buf: &'a mut [u8],
+        ) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+            futures_lite::AsyncReadExt::read_exact(stream, buf)
+        }
+        fn write_all<'a>(
+            stream: &'a mut Self::Stream,
+            buf: &'a [u8],
+        ) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
+            futures_lite::AsyncWriteExt::write_all(stream, buf)
+        }
+    };
+}
+
 mod async_channel_kit;
 pub mod async_std;
 pub mod hyper_io;

@@ -172,16 +172,5 @@ impl Net for SmolNet {
             Ok(s)
         }
     }
-    fn read_exact<'a>(
-        stream: &'a mut Self::Stream,
-        buf: &'a mut [u8],
-    ) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
-        futures_lite::AsyncReadExt::read_exact(stream, buf)
-    }
-    fn write_all<'a>(
-        stream: &'a mut Self::Stream,
-        buf: &'a [u8],
-    ) -> impl Future<Output = std::io::Result<()>> + Send + 'a {
-        futures_lite::AsyncWriteExt::write_all(stream, buf)
-    }
+    futures_io_read_write!();
 }

@@ -56,11 +56,7 @@ impl<T> From<SendError<T>> for TrySendError<T> {
 }
 
 // Debug without `T: Debug`, so `unwrap()` works on any payload (as tokio's do).
-impl<T> fmt::Debug for SendError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SendError").finish_non_exhaustive()
-    }
-}
+closed_send_error!(SendError);
 
 impl<T> fmt::Debug for TrySendError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -77,12 +73,6 @@ impl<T> fmt::Debug for SendTimeoutError<T> {
             SendTimeoutError::Timeout(_) => f.write_str("Timeout(..)"),
             SendTimeoutError::Closed(_) => f.write_str("Closed(..)"),
         }
-    }
-}
-
-impl<T> fmt::Display for SendError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("channel closed")
     }
 }
 
@@ -113,7 +103,6 @@ impl fmt::Display for TryRecvError {
     }
 }
 
-impl<T> std::error::Error for SendError<T> {}
 impl<T> std::error::Error for TrySendError<T> {}
 impl<T> std::error::Error for SendTimeoutError<T> {}
 impl std::error::Error for TryRecvError {}

@@ -37,6 +37,26 @@
 //! semaphore's FIFO queue; dropping them unlinks the waiter and returns any capacity it was
 //! given, so capacity is never lost.
 
+/// `same_channel`, `strong_count` and `weak_count`, the same for both senders (a `chan` field).
+macro_rules! sender_counts {
+    () => {
+        /// Whether both senders send on the same channel.
+        pub fn same_channel(&self, other: &Self) -> bool {
+            ArenaArc::ptr_eq(&self.chan, &other.chan)
+        }
+
+        /// The number of strong senders (this one included).
+        pub fn strong_count(&self) -> usize {
+            self.chan.strong_count()
+        }
+
+        /// The number of weak senders.
+        pub fn weak_count(&self) -> usize {
+            self.chan.weak_count()
+        }
+    };
+}
+
 mod bounded;
 mod chan;
 pub mod error;

@@ -61,19 +61,7 @@ impl<T> UnboundedSender<T> {
         WeakUnboundedSender { chan: self.chan.clone() }
     }
 
-    pub fn same_channel(&self, other: &Self) -> bool {
-        ArenaArc::ptr_eq(&self.chan, &other.chan)
-    }
-
-    /// The number of strong senders (this one included).
-    pub fn strong_count(&self) -> usize {
-        self.chan.strong_count()
-    }
-
-    /// The number of weak senders.
-    pub fn weak_count(&self) -> usize {
-        self.chan.weak_count()
-    }
+    sender_counts!();
 }
 
 impl<T> Clone for UnboundedSender<T> {
