@@ -2,6 +2,8 @@
 //! affected agent's call with a typed error within the (short, in tests) idle timeout, while
 //! the agent on the healthy instance completes; and the study marks such a run failed.
 
+mod common;
+
 use std::time::Duration;
 
 use weft_lab::agents::agent::{generate_reports, AgentSpec, CoordKind};
@@ -11,17 +13,9 @@ use weft_lab::framework::ollama::{Fault, Profile, Sim, SimConfig};
 
 const IDLE: Duration = Duration::from_secs(1);
 
+/// The fast test profile, without slowdown at full occupancy.
 fn tiny() -> Profile {
-    Profile {
-        name: "test",
-        inter_token: Duration::from_micros(200),
-        prefill_overhead: Duration::from_millis(1),
-        prefill_per_token: Duration::from_micros(1),
-        load: Duration::from_millis(2),
-        full_load_factor: 1.0,
-        jitter: 0.05,
-        default_predict: 12,
-    }
+    common::tiny_profile(1.0, 12)
 }
 
 /// Instance 0 faulty, instance 1 healthy.
@@ -49,6 +43,22 @@ fn spec(name: &str, url: &str, data: &std::path::Path) -> AgentSpec {
     }
 }
 
+/// A concurrent plan for `agents` with the test's small pool sizes; `exe` is the binary that
+/// hosts async-std's rows.
+fn plan(agents: Vec<AgentSpec>, spawn: SpawnMode, exe: &str) -> RunPlan {
+    RunPlan {
+        agents,
+        spawn,
+        coordinator: CoordKind::None,
+        permits: 2,
+        workers: 2,
+        bridge_workers: 2,
+        bridge: weft_lab::agents::client::BridgeKind::Enter,
+        sequential: false,
+        exe: Some(exe.into()),
+    }
+}
+
 /// Runs the faulty and the healthy agent together on every runtime.
 fn on_every_runtime(fault: Fault, expect: &str) {
     // async-std's rows run in a `weft-lab __agents` child (its executor is a global).
@@ -56,17 +66,8 @@ fn on_every_runtime(fault: Fault, expect: &str) {
     let d = data();
     for rt in AgentRuntime::ALL {
         for spawn in [SpawnMode::Join, SpawnMode::Tasks] {
-            let plan = RunPlan {
-                agents: vec![spec("faulty", &s.urls()[0], &d), spec("healthy", &s.urls()[1], &d)],
-                spawn,
-                coordinator: CoordKind::None,
-                permits: 2,
-                workers: 2,
-                bridge_workers: 2,
-                bridge: weft_lab::agents::client::BridgeKind::Enter,
-                sequential: false,
-                exe: Some(env!("CARGO_BIN_EXE_weft-lab").into()),
-            };
+            let agents = vec![spec("faulty", &s.urls()[0], &d), spec("healthy", &s.urls()[1], &d)];
+            let plan = plan(agents, spawn, env!("CARGO_BIN_EXE_weft-lab"));
             let b = hosts::run(rt, &plan).unwrap();
             let faulty =
                 b.agents[0].error.as_deref().unwrap_or_else(|| panic!("{}: the faulty agent succeeded", rt.name()));
@@ -178,17 +179,7 @@ fn async_std_child_that_fails_is_an_error() {
     let s = sim(Fault::Malformed { after: 1_000 });
     let d = data();
     for (exe, expect) in [("/bin/false", "exited with"), ("/bin/true", "")] {
-        let plan = RunPlan {
-            agents: vec![spec("a", &s.urls()[0], &d)],
-            spawn: SpawnMode::Join,
-            coordinator: CoordKind::None,
-            permits: 2,
-            workers: 2,
-            bridge_workers: 2,
-            bridge: weft_lab::agents::client::BridgeKind::Enter,
-            sequential: false,
-            exe: Some(exe.into()),
-        };
+        let plan = plan(vec![spec("a", &s.urls()[0], &d)], SpawnMode::Join, exe);
         let err = hosts::run(AgentRuntime::AsyncStd, &plan).unwrap_err();
         assert!(err.contains(expect), "{exe}: {err}");
         // `true` exits 0 at once: either the plan's pipe broke or the (empty) reply is bad.

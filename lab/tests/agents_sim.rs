@@ -2,6 +2,8 @@
 //! schedule, never wall time) and its protocol (generate, chat, OpenAI SSE, tags/version/ps,
 //! error shapes).
 
+mod common;
+
 use std::time::Duration;
 
 use weft_lab::framework::ollama::model::{load_factor, Arrival, Model, Rng, RunnerOpts, Started};
@@ -10,12 +12,20 @@ use weft_lab::framework::ollama::{Profile, Sim, SimConfig};
 const A: RunnerOpts = RunnerOpts { num_ctx: 512, num_gpu: 80 };
 const B: RunnerOpts = RunnerOpts { num_ctx: 2048, num_gpu: 80 };
 
+/// Requests `(id, options)` arrive at `m` in order, each checked against what it must do.
+fn arrive_in_order(m: &mut Model, arrivals: &[(u64, RunnerOpts, Arrival)]) {
+    for &(id, opts, expected) in arrivals {
+        assert_eq!(m.arrive(id, opts), expected, "request {id}");
+    }
+}
+
 #[test]
 fn one_slot_queues_fifo() {
     let mut m = Model::new(1, 512);
-    assert_eq!(m.arrive(1, A), Arrival::Start { reload: true });
-    assert_eq!(m.arrive(2, A), Arrival::Queued);
-    assert_eq!(m.arrive(3, A), Arrival::Queued);
+    arrive_in_order(
+        &mut m,
+        &[(1, A, Arrival::Start { reload: true }), (2, A, Arrival::Queued), (3, A, Arrival::Queued)],
+    );
     assert_eq!(m.finish(), vec![Started { id: 2, reload: false }]);
     assert_eq!(m.finish(), vec![Started { id: 3, reload: false }]);
     assert_eq!(m.finish(), vec![]);
@@ -25,29 +35,32 @@ fn one_slot_queues_fifo() {
 #[test]
 fn full_queue_is_busy() {
     let mut m = Model::new(1, 1);
-    assert_eq!(m.arrive(1, A), Arrival::Start { reload: true });
-    assert_eq!(m.arrive(2, A), Arrival::Queued);
-    assert_eq!(m.arrive(3, A), Arrival::Busy);
+    arrive_in_order(&mut m, &[(1, A, Arrival::Start { reload: true }), (2, A, Arrival::Queued), (3, A, Arrival::Busy)]);
     assert_eq!(m.queued(), 1);
 }
 
 #[test]
 fn parallel_slots_start_together() {
     let mut m = Model::new(2, 512);
-    assert_eq!(m.arrive(1, A), Arrival::Start { reload: true });
-    assert_eq!(m.arrive(2, A), Arrival::Start { reload: false });
-    assert_eq!(m.arrive(3, A), Arrival::Queued);
+    let arrivals =
+        [(1, A, Arrival::Start { reload: true }), (2, A, Arrival::Start { reload: false }), (3, A, Arrival::Queued)];
+    arrive_in_order(&mut m, &arrivals);
     assert_eq!(m.running(), 2);
 }
 
 #[test]
 fn changed_runner_options_reload_after_drain_and_nobody_overtakes() {
     let mut m = Model::new(2, 512);
-    assert_eq!(m.arrive(1, A), Arrival::Start { reload: true });
-    // Different num_ctx: waits although a slot is free.
-    assert_eq!(m.arrive(2, B), Arrival::Queued);
-    // Same options as the loaded runner, but FIFO: it may not overtake request 2.
-    assert_eq!(m.arrive(3, A), Arrival::Queued);
+    arrive_in_order(
+        &mut m,
+        &[
+            (1, A, Arrival::Start { reload: true }),
+            // Different num_ctx: waits although a slot is free.
+            (2, B, Arrival::Queued),
+            // Same options as the loaded runner, but FIFO: it may not overtake request 2.
+            (3, A, Arrival::Queued),
+        ],
+    );
     // Request 1 drains: request 2 starts with a reload; 3 now needs another reload and waits.
     assert_eq!(m.finish(), vec![Started { id: 2, reload: true }]);
     assert_eq!(m.loaded(), Some(B));
@@ -95,21 +108,8 @@ fn rng_is_seeded() {
     assert_ne!(xs, (0..8).map(|_| Rng::new(8).next_u64()).collect::<Vec<_>>());
 }
 
-fn tiny() -> Profile {
-    Profile {
-        name: "test",
-        inter_token: Duration::from_micros(200),
-        prefill_overhead: Duration::from_millis(1),
-        prefill_per_token: Duration::from_micros(1),
-        load: Duration::from_millis(2),
-        full_load_factor: 1.5,
-        jitter: 0.05,
-        default_predict: 20,
-    }
-}
-
 fn sim(configure: impl FnOnce(&mut SimConfig)) -> Sim {
-    let mut c = SimConfig::new(tiny());
+    let mut c = SimConfig::new(common::tiny_profile(1.5, 20));
     c.instances = 1;
     configure(&mut c);
     Sim::start(c).expect("simulator starts")
@@ -130,6 +130,11 @@ async fn post(url: &str, body: serde_json::Value) -> (u16, String, String) {
     let status = r.status().as_u16();
     let ct = r.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
     (status, ct, r.text().await.unwrap())
+}
+
+/// The JSON body of a GET of `url`.
+async fn get_json(c: &reqwest::Client, url: String) -> serde_json::Value {
+    serde_json::from_str(&c.get(url).send().await.unwrap().text().await.unwrap()).unwrap()
 }
 
 fn lines(text: &str) -> Vec<serde_json::Value> {
@@ -237,35 +242,11 @@ fn tags_version_ps() {
     let base = s.urls()[0].clone();
     rt().block_on(async {
         let c = reqwest::Client::new();
-        let tags: serde_json::Value = c
-            .get(format!("{base}/api/tags"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .map(|t| serde_json::from_str(&t).unwrap())
-            .unwrap();
+        let tags = get_json(&c, format!("{base}/api/tags")).await;
         assert_eq!(tags["models"][0]["name"], "gemma3:latest");
-        let v: serde_json::Value = c
-            .get(format!("{base}/api/version"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .map(|t| serde_json::from_str(&t).unwrap())
-            .unwrap();
+        let v = get_json(&c, format!("{base}/api/version")).await;
         assert!(v["version"].is_string());
-        let ps: serde_json::Value = c
-            .get(format!("{base}/api/ps"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .map(|t| serde_json::from_str(&t).unwrap())
-            .unwrap();
+        let ps = get_json(&c, format!("{base}/api/ps")).await;
         assert_eq!(ps["models"].as_array().unwrap().len(), 0, "nothing loaded yet");
     });
 }

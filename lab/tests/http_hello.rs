@@ -1,70 +1,53 @@
 //! `weft-lab http-hello` end to end, briefly: servers start in child processes, every response
 //! validates, the table is written.
 
-#[test]
-fn http_hello_runs_and_validates_for_weft_and_tokio() {
-    let out = std::env::temp_dir().join(format!("weft-lab-http-{}", std::process::id()));
+/// Runs `weft-lab http-hello` briefly (two workers, two rounds of 0.4 s) for `runtimes`, with
+/// `args` added, into a fresh folder named after `tag`; checks that it succeeded and returns
+/// the Markdown tables and the JSON rows it wrote. The folder is removed once read: the
+/// assertions print what they check.
+fn http_hello(tag: &str, runtimes: &str, args: &[&str]) -> (String, Vec<serde_json::Value>) {
+    let out = std::env::temp_dir().join(format!("weft-lab-http{tag}-{}", std::process::id()));
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
-        .args([
-            "http-hello",
-            "--runtimes",
-            "weft-mt,weft-ct,tokio-mt",
-            "--workers",
-            "2",
-            "--seconds",
-            "0.4",
-            "--rounds",
-            "2",
-            "--connections",
-            "1,8",
-        ])
+        .args(["http-hello", "--runtimes", runtimes, "--workers", "2", "--seconds", "0.4", "--rounds", "2"])
+        .args(args)
         .arg("--out")
         .arg(&out)
         .status()
         .unwrap();
     assert!(status.success());
     let md = std::fs::read_to_string(out.join("http_hello.md")).unwrap();
+    let rows = serde_json::from_str(&std::fs::read_to_string(out.join("http_hello.json")).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    (md, rows)
+}
+
+#[test]
+fn http_hello_runs_and_validates_for_weft_and_tokio() {
+    let (md, rows) = http_hello("", "weft-mt,weft-ct,tokio-mt", &["--connections", "1,8"]);
     assert!(md.contains("| weft-mt |") && md.contains("| tokio-mt |"), "{md}");
     // One table per connection count, each with the server's CPU per request.
     assert!(md.contains(", 1 keep-alive connections") && md.contains(", 8 keep-alive connections"), "{md}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("http_hello.json")).unwrap()).unwrap();
-    let rows = json.as_array().unwrap();
     assert_eq!(rows.len(), 6, "3 runtimes × 2 connection counts");
-    for r in rows {
+    for r in &rows {
         assert!(r["requests"].as_u64().unwrap() > 0, "{r}");
         assert!(r["server_cpu_us_per_req"].as_f64().unwrap() > 0.0, "a server that served requests used CPU: {r}");
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// `--idle-connections`: 50 keep-alive connections, each served once, stay parked in every
 /// server beside 2 active ones; the row exists only because all 50 were counted alive.
 #[test]
 fn http_hello_holds_idle_connections_beside_the_active_ones() {
-    let out = std::env::temp_dir().join(format!("weft-lab-http-idle-{}", std::process::id()));
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
-        .args(["http-hello", "--runtimes", "weft-mt,tokio-mt", "--workers", "2", "--seconds", "0.4"])
-        .args(["--rounds", "2", "--connections", "2", "--idle-connections", "0,50"])
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let md = std::fs::read_to_string(out.join("http_hello.md")).unwrap();
+    let (md, rows) = http_hello("-idle", "weft-mt,tokio-mt", &["--connections", "2", "--idle-connections", "0,50"]);
     assert!(md.contains("2 keep-alive connections + 50 idle ones (all verified alive)"), "{md}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("http_hello.json")).unwrap()).unwrap();
-    let rows = json.as_array().unwrap();
     assert_eq!(rows.len(), 4, "2 runtimes × idle 0 and 50");
     let idle: Vec<u64> = rows.iter().map(|r| r["idle_connections"].as_u64().unwrap()).collect();
     assert_eq!(idle, [0, 0, 50, 50]);
-    for r in rows {
+    for r in &rows {
         assert!(r["requests"].as_u64().unwrap() > 0 && r["errors"].as_u64() == Some(0), "{r}");
         assert!(r["server_rss_kib"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(r["rss_per_idle_conn_bytes"].is_null(), r["idle_connections"] == 0, "{r}");
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// `--hyper-timer`: each runtime with a hyper timer gets a second row served with it, in the
@@ -72,25 +55,13 @@ fn http_hello_holds_idle_connections_beside_the_active_ones() {
 /// no such row, and its server refuses `--timer` rather than silently serving without it.
 #[test]
 fn http_hello_measures_the_hyper_timer_beside_the_plain_server() {
-    let out = std::env::temp_dir().join(format!("weft-lab-http-timer-{}", std::process::id()));
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
-        .args(["http-hello", "--runtimes", "weft-mt,tokio-mt,smol", "--workers", "2", "--seconds", "0.4"])
-        .args(["--rounds", "2", "--connections", "4", "--hyper-timer"])
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("http_hello.json")).unwrap()).unwrap();
-    let names: Vec<&str> = json.as_array().unwrap().iter().map(|r| r["runtime"].as_str().unwrap()).collect();
+    let (md, rows) = http_hello("-timer", "weft-mt,tokio-mt,smol", &["--connections", "4", "--hyper-timer"]);
+    let names: Vec<&str> = rows.iter().map(|r| r["runtime"].as_str().unwrap()).collect();
     assert_eq!(names, ["weft-mt", "weft-mt+timer", "tokio-mt", "tokio-mt+timer", "smol"]);
-    for r in json.as_array().unwrap() {
+    for r in &rows {
         assert!(r["requests"].as_u64().unwrap() > 0 && r["errors"].as_u64() == Some(0), "{r}");
     }
-    let md = std::fs::read_to_string(out.join("http_hello.md")).unwrap();
     assert!(md.contains("hyper timer cost") && md.contains("| weft-mt | ") && md.contains("| tokio-mt | "), "{md}");
-    let _ = std::fs::remove_dir_all(&out);
 
     let refused = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
         .args(["__http-hello", "--runtime", "smol", "--workers", "1", "--timer"])

@@ -359,13 +359,15 @@ impl Node {
         timeout: Duration,
     ) -> Result<RemoteRef<A>, RemoteError> {
         let args = wire::encode_payload(args).map_err(|_| RemoteError::Decode)?;
-        let serve_id = self.inner.spawn_raw(node, factory, name, &args, takeover, timeout).await?;
+        let serve_id = self.spawn_raw_ref(node, factory, name, &args, takeover, timeout).await?;
         self.inner.remote_ref(node, serve_id, name).map_err(|e| match e {
             NotLocal::NotServed => RemoteError::NotFound,
             NotLocal::WrongType => RemoteError::Decode,
         })
     }
 
+    /// `spawn_on` with its arguments already encoded (what a supervisor keeps to restart a
+    /// child): returns the serve id of the new actor.
     pub(crate) async fn spawn_raw_ref(
         &self,
         node: NodeId,
@@ -375,7 +377,12 @@ impl Node {
         takeover: bool,
         timeout: Duration,
     ) -> Result<u64, RemoteError> {
-        self.inner.spawn_raw(node, factory, name, args, takeover, timeout).await
+        if node == self.inner.id {
+            return self.inner.spawn_here(factory, name, args, takeover).await;
+        }
+        let bytes =
+            self.inner.request(node, |req| Frame::Spawn { req, factory, name, args, takeover }, timeout).await?;
+        wire::decode_payload(&bytes).map_err(|_| RemoteError::Decode)
     }
 
     pub(crate) fn monitor_raw(&self, node: NodeId, serve_id: u64, name: &str) -> RemoteMonitor {
@@ -687,22 +694,6 @@ impl Inner {
             stop.stop(true);
             RemoteError::Refused(e.to_string())
         })
-    }
-
-    async fn spawn_raw(
-        self: &Arc<Self>,
-        node: NodeId,
-        factory: &str,
-        name: &str,
-        args: &[u8],
-        takeover: bool,
-        timeout: Duration,
-    ) -> Result<u64, RemoteError> {
-        if node == self.id {
-            return self.spawn_here(factory, name, args, takeover).await;
-        }
-        let bytes = self.request(node, |req| Frame::Spawn { req, factory, name, args, takeover }, timeout).await?;
-        wire::decode_payload(&bytes).map_err(|_| RemoteError::Decode)
     }
 
     pub(crate) async fn stop_remote(&self, node: NodeId, to: u64, kill: bool) -> Result<(), RemoteError> {

@@ -60,8 +60,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     } else {
         match cli.format {
             Format::Text => output::print_text(&mut out, &answer, &files.paths, &root, style),
-            Format::Json => output::print_json(&mut out, &answer, &files.paths, &root, style, elapsed_ms),
-            Format::Jsonl => output::print_jsonl(&mut out, &answer, &files.paths, &root, style, elapsed_ms),
+            Format::Json | Format::Jsonl => output::print_json(
+                &mut out,
+                &answer,
+                &files.paths,
+                &root,
+                style,
+                elapsed_ms,
+                cli.format == Format::Jsonl,
+            ),
         }
     };
     match printed.and_then(|()| out.flush()) {

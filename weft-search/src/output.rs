@@ -100,6 +100,8 @@ pub fn summary_json(a: &Answer, elapsed_ms: f64) -> serde_json::Value {
     })
 }
 
+/// The answer as JSON: one pretty document (`--format json`), or with `one_per_line` one hit per
+/// line and then a `_metadata` line (`--format jsonl`).
 pub fn print_json(
     out: &mut impl Write,
     a: &Answer,
@@ -107,7 +109,11 @@ pub fn print_json(
     root: &Path,
     style: Style,
     elapsed_ms: f64,
+    one_per_line: bool,
 ) -> io::Result<()> {
+    if one_per_line {
+        return print_jsonl(out, a, paths, root, style, elapsed_ms);
+    }
     let hits =
         a.hits.iter().map(|h| json_hit(h, &paths[h.file as usize], root, style)).collect::<io::Result<Vec<_>>>()?;
     let mut doc = summary_json(a, elapsed_ms);
@@ -116,7 +122,7 @@ pub fn print_json(
     writeln!(out)
 }
 
-pub fn print_jsonl(
+fn print_jsonl(
     out: &mut impl Write,
     a: &Answer,
     paths: &[PathBuf],

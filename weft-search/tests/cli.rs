@@ -256,6 +256,27 @@ fn set_mtime(path: &Path, at: &str) {
     File::options().write(true).open(path).unwrap().set_modified(t).unwrap();
 }
 
+/// Writes session `session` of the default project with a line of each kind: first a summary
+/// (`texts[0]`) whose leaf is the assistant line, as Claude Code leaves it after a compaction,
+/// then a user line (`texts[1]`) at T1, an assistant line (`answer`) at T2 and a system line
+/// (`texts[2]`) at T3, whose uuids are `uuid` followed by 1, 2 and 3. The file's time, which a
+/// summary's time comes from, is set to `mtime`.
+fn every_kind(w: &World, session: &str, uuid: &str, texts: [&str; 3], answer: Value, mtime: &str) {
+    let [summary_text, question, hook] = texts;
+    let [u1, u2, u3] = [1, 2, 3].map(|n| format!("{uuid}{n}"));
+    let f = w.session(
+        APP,
+        session,
+        &[
+            summary(summary_text, &u2),
+            user(session, &u1, T1, question),
+            assistant(session, &u2, T2, answer),
+            system(session, &u3, T3, hook),
+        ],
+    );
+    set_mtime(&f, mtime);
+}
+
 /// One session in the default project: a question and an answer about tokio.
 fn tokio_world(name: &str) -> World {
     let w = World::new(name);
@@ -347,17 +368,7 @@ fn a_directory_without_sessions_suggests_all_projects() {
 #[test]
 fn role_is_the_line_type() {
     let w = World::new("role");
-    let f = w.session(
-        APP,
-        "s1",
-        &[
-            summary("marker summary", "u2"),
-            user("s1", "u1", T1, "marker question"),
-            assistant("s1", "u2", T2, text("marker answer")),
-            system("s1", "u3", T3, "marker hook"),
-        ],
-    );
-    set_mtime(&f, T5);
+    every_kind(&w, "s1", "u", ["marker summary", "marker question", "marker hook"], text("marker answer"), T5);
     assert_eq!(w.uuids(&["marker"]).len(), 4);
     for (role, uuid) in [("user", "u1"), ("assistant", "u2"), ("system", "u3"), ("summary", "u2")] {
         let out = w.run(&["marker", "-r", role, "-f", "json"]);
@@ -598,17 +609,8 @@ fn raw_prints_each_hit_s_line_as_it_is_in_the_file() {
 /// the file's (T5's day at midnight).
 fn stats_world(name: &str) -> World {
     let w = World::new(name);
-    let f = w.session(
-        APP,
-        "s1",
-        &[
-            summary("Parser refactor", "u2"),
-            user("s1", "u1", T1, "question"),
-            assistant("s1", "u2", T2, tool_use("toolu_1", "Bash", json!({"command": "ls"}))),
-            system("s1", "u3", T3, "hook ran"),
-        ],
-    );
-    set_mtime(&f, "2025-06-05T00:00:00Z");
+    let answer = tool_use("toolu_1", "Bash", json!({"command": "ls"}));
+    every_kind(&w, "s1", "u", ["Parser refactor", "question", "hook ran"], answer, "2025-06-05T00:00:00Z");
     w.session("other", "s2", &[user("s2", "u4", T4, tool_result("toolu_1", json!("ok"), false))]);
     w
 }
@@ -784,17 +786,7 @@ fn system_and_summary_text_are_searched() {
 #[test]
 fn a_session_id_and_a_uuid_match_every_line_they_are_on() {
     let w = World::new("ids");
-    let f = w.session(
-        APP,
-        "sess-alpha",
-        &[
-            summary("a summary", "uuid-2"),
-            user("sess-alpha", "uuid-1", T1, "question"),
-            assistant("sess-alpha", "uuid-2", T2, text("answer")),
-            system("sess-alpha", "uuid-3", T3, "hook"),
-        ],
-    );
-    set_mtime(&f, T4);
+    every_kind(&w, "sess-alpha", "uuid-", ["a summary", "question", "hook"], text("answer"), T4);
     w.session(APP, "sess-beta", &[user("sess-beta", "uuid-4", T1, "other")]);
     // Every message of the session (a summary has no session id; its leafUuid is its uuid).
     assert_eq!(found(&w, "sess-alpha"), ["uuid-1", "uuid-2", "uuid-3"]);

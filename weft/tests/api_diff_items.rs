@@ -4,25 +4,19 @@
 //! `task::coop::cooperative`, and the smaller impls (`watch::Sender::new`, cell equality,
 //! permit channel identity, `LocalSet::id`, fd conversions).
 
+mod support;
+
 use std::future::IntoFuture;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
+use support::{ct, Pair};
 use weft::sync::{MappedMutexGuard, Mutex, MutexGuard, OwnedMappedMutexGuard, OwnedMutexGuard};
-
-fn rt() -> weft::runtime::Runtime {
-    weft::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-struct Pair {
-    a: u32,
-    b: Vec<u32>,
-}
 
 #[test]
 fn mapped_guard_holds_the_lock_and_writes_through() {
-    rt().block_on(async {
+    ct().block_on(async {
         let m = Mutex::new(Pair { a: 1, b: vec![] });
         {
             let mut a: MappedMutexGuard<'_, u32> = MutexGuard::map(m.lock().await, |p| &mut p.a);
@@ -39,7 +33,7 @@ fn mapped_guard_holds_the_lock_and_writes_through() {
 
 #[test]
 fn try_map_none_gives_the_guard_back_still_locked() {
-    rt().block_on(async {
+    ct().block_on(async {
         let m = Mutex::new(Pair { a: 7, b: vec![] });
         let guard = m.lock().await;
         let guard = match MutexGuard::try_map(guard, |p| p.b.first_mut()) {
@@ -61,7 +55,7 @@ fn try_map_none_gives_the_guard_back_still_locked() {
 
 #[test]
 fn a_panicking_map_closure_unlocks() {
-    rt().block_on(async {
+    ct().block_on(async {
         let m = Mutex::new(Pair { a: 0, b: vec![] });
         let guard = m.lock().await;
         let r = catch_unwind(AssertUnwindSafe(|| MutexGuard::map(guard, |_p| -> &mut u32 { panic!("in map") })));
@@ -72,7 +66,7 @@ fn a_panicking_map_closure_unlocks() {
 
 #[test]
 fn owned_mapped_guard_keeps_the_mutex_alive() {
-    rt().block_on(async {
+    ct().block_on(async {
         let m = Arc::new(Mutex::new(Pair { a: 3, b: vec![1, 2] }));
         let guard = m.clone().lock_owned().await;
         let mut b: OwnedMappedMutexGuard<Pair, Vec<u32>> = OwnedMutexGuard::map(guard, |p| &mut p.b);
@@ -91,16 +85,9 @@ fn owned_mapped_guard_keeps_the_mutex_alive() {
 
 #[test]
 fn owned_mapped_guard_is_send_for_send_data() {
-    fn send<T: Send>(_: &T) {}
-    rt().block_on(async {
+    ct().block_on(async {
         let m = Arc::new(Mutex::new(Pair { a: 0, b: vec![] }));
-        let g = OwnedMutexGuard::map(m.lock_owned().await, |p| &mut p.a);
-        send(&g);
-        let h = weft::spawn(async move {
-            let mut g = g;
-            *g = 9;
-        });
-        h.await.unwrap();
+        support::write_nine_in_a_task(OwnedMutexGuard::map(m.lock_owned().await, |p| &mut p.a)).await;
     });
 }
 
@@ -130,7 +117,7 @@ impl IntoFuture for Later {
 
 #[test]
 fn timeout_takes_into_future() {
-    rt().block_on(async {
+    ct().block_on(async {
         assert_eq!(weft::time::timeout(Duration::from_secs(5), Later(3)).await, Ok(3));
         let deadline = weft::time::Instant::now() + Duration::from_secs(5);
         assert_eq!(weft::time::timeout_at(deadline, Later(4)).await, Ok(4));
@@ -151,7 +138,7 @@ fn timer_error_kinds() {
 
 #[test]
 fn tokio_module_paths() {
-    rt().block_on(async {
+    ct().block_on(async {
         let mut set: weft::task::join_set::JoinSet<u32> = weft::task::join_set::JoinSet::new();
         set.spawn(async { 1 });
         assert_eq!(set.join_next().await.unwrap().unwrap(), 1);
@@ -164,7 +151,7 @@ fn tokio_module_paths() {
 #[test]
 fn cooperative_makes_an_always_ready_loop_yield() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    rt().block_on(async {
+    ct().block_on(async {
         let ran = Arc::new(AtomicBool::new(false));
         let flag = ran.clone();
         weft::spawn(async move { flag.store(true, Ordering::SeqCst) });
@@ -181,7 +168,7 @@ fn cooperative_makes_an_always_ready_loop_yield() {
 
 #[test]
 fn watch_sender_new_and_default() {
-    rt().block_on(async {
+    ct().block_on(async {
         let tx = weft::sync::watch::Sender::new(5u32);
         assert_eq!(tx.receiver_count(), 0);
         let mut rx = tx.subscribe();
@@ -208,7 +195,7 @@ fn cells_compare_by_value() {
 
 #[test]
 fn owned_permits_know_their_channel() {
-    rt().block_on(async {
+    ct().block_on(async {
         let (tx, _rx) = weft::sync::mpsc::channel::<u8>(4);
         let (other, _orx) = weft::sync::mpsc::channel::<u8>(4);
         let p1 = tx.clone().reserve_owned().await.unwrap();
@@ -236,7 +223,7 @@ fn local_set_ids_differ() {
 fn enter_guard_is_sync_and_debug_and_local_runtime_is_unwind_safe() {
     fn sync<T: Sync>(_: &T) {}
     fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
-    let rt = rt();
+    let rt = ct();
     let guard = rt.enter();
     sync(&guard);
     assert!(format!("{guard:?}").starts_with("EnterGuard"));
@@ -249,7 +236,7 @@ fn fd_conversions() {
     use std::os::fd::{AsFd, AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
     assert_eq!(weft::io::stdin().as_fd().as_raw_fd(), 0);
     assert_eq!(weft::io::stderr().as_fd().as_raw_fd(), 2);
-    rt().block_on(async {
+    ct().block_on(async {
         let sock = weft::net::TcpSocket::new_v4().unwrap();
         let fd = sock.into_raw_fd();
         // SAFETY: `fd` was just released by `into_raw_fd`, so this takes sole ownership of it.
@@ -274,7 +261,7 @@ fn fd_conversions() {
 
 #[test]
 fn async_fd_try_io_mut_and_mut_guard() {
-    rt().block_on(async {
+    ct().block_on(async {
         let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
         a.set_nonblocking(true).unwrap();
         b.set_nonblocking(true).unwrap();

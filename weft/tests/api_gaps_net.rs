@@ -40,6 +40,57 @@ fn peer_write_shut(s: &UnixStream) -> bool {
     }
 }
 
+/// Retries a non-blocking `try_*` read until it gets past `WouldBlock`, evaluating `$ready`
+/// (a readiness wait) before each try: readiness can be spurious, so one wait does not promise
+/// data. A macro, because the halves under test are distinct types with the same methods.
+macro_rules! read_when_ready {
+    ($ready:expr, $try_read:expr) => {
+        loop {
+            $ready;
+            match $try_read {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                res => break res.unwrap(),
+            }
+        }
+    };
+}
+
+/// One exchange through TCP halves `$r` and `$w` whose peer is `$server`: a vectored
+/// `try_write` of `$w1` and `$w2`, which the peer reads back joined; the peer's write of `$x`
+/// and `$y` joined, which a vectored `try_read` into buffers of their sizes splits back; and
+/// the peer's write of `$buf`, which `try_read_buf` reads. The borrowed and owned halves are
+/// distinct types with the same methods, so a macro serves both.
+macro_rules! tcp_halves_exchange {
+    ($name:expr, $r:expr, $w:expr, $server:expr,
+     write: ($w1:expr, $w2:expr), read_vectored: ($x:expr, $y:expr), read_buf: $buf:expr) => {{
+        let (name, r, w, server) = ($name, &$r, &$w, &mut $server);
+        w.writable().await.unwrap();
+        let n = w.try_write_vectored(&[IoSlice::new($w1), IoSlice::new($w2)]).unwrap();
+        assert_eq!(n, $w1.len() + $w2.len(), "{name}");
+        let mut got = vec![0u8; n];
+        server.read_exact(&mut got).await.unwrap();
+        assert_eq!(got, [&$w1[..], &$w2[..]].concat(), "{name}");
+
+        server.write_all(&[&$x[..], &$y[..]].concat()).await.unwrap();
+        let (mut x, mut y) = (vec![0u8; $x.len()], vec![0u8; $y.len()]);
+        let n = read_when_ready!(
+            r.readable().await.unwrap(),
+            r.try_read_vectored(&mut [IoSliceMut::new(&mut x), IoSliceMut::new(&mut y)])
+        );
+        assert_eq!((n, &x[..], &y[..]), ($x.len() + $y.len(), &$x[..], &$y[..]), "{name}");
+
+        server.write_all($buf).await.unwrap();
+        let mut v = Vec::with_capacity(8);
+        let n = read_when_ready!(r.readable().await.unwrap(), r.try_read_buf(&mut v));
+        assert_eq!((n, &v[..]), ($buf.len(), &$buf[..]), "{name}");
+    }};
+}
+
+/// Two UDP sockets on loopback, not connected.
+async fn udp_pair() -> (UdpSocket, UdpSocket) {
+    (UdpSocket::bind("127.0.0.1:0").await.unwrap(), UdpSocket::bind("127.0.0.1:0").await.unwrap())
+}
+
 /// A connected TCP pair on loopback: (client, server's accepted end).
 async fn tcp_pair() -> (TcpStream, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -181,8 +232,7 @@ fn udp_multicast_v6_join_then_leave() {
 fn udp_peek_reads_the_connected_peers_datagram_without_consuming_it() {
     for (name, rt) in runtimes() {
         rt.block_on(async {
-            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let (a, b) = udp_pair().await;
             a.connect(b.local_addr().unwrap()).await.unwrap();
             b.connect(a.local_addr().unwrap()).await.unwrap();
 
@@ -217,8 +267,7 @@ fn udp_peek_reads_the_connected_peers_datagram_without_consuming_it() {
 fn udp_into_std_gives_a_non_blocking_socket_that_still_receives() {
     for (name, rt) in runtimes() {
         rt.block_on(async {
-            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let (a, b) = udp_pair().await;
             let a_addr = a.local_addr().unwrap();
             let std = a.into_std().unwrap();
             assert_eq!(std.local_addr().unwrap(), a_addr, "{name}");
@@ -263,65 +312,14 @@ fn tcp_halves_vectored_and_buf_try_methods() {
             let (mut client, mut server) = tcp_pair().await;
             {
                 let (r, w) = client.split();
-                w.writable().await.unwrap();
-                let n = w.try_write_vectored(&[IoSlice::new(b"ab"), IoSlice::new(b"cd")]).unwrap();
-                assert_eq!(n, 4, "{name}");
-                let mut got = [0u8; 4];
-                server.read_exact(&mut got).await.unwrap();
-                assert_eq!(&got, b"abcd", "{name}");
-
-                server.write_all(b"xyzw").await.unwrap();
-                let (mut x, mut y) = ([0u8; 2], [0u8; 2]);
-                let n = loop {
-                    r.readable().await.unwrap();
-                    match r.try_read_vectored(&mut [IoSliceMut::new(&mut x), IoSliceMut::new(&mut y)]) {
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                        res => break res.unwrap(),
-                    }
-                };
-                assert_eq!((n, &x, &y), (4, b"xy", b"zw"), "{name}");
-
-                server.write_all(b"buf").await.unwrap();
-                let mut v = Vec::with_capacity(8);
-                let n = loop {
-                    r.readable().await.unwrap();
-                    match r.try_read_buf(&mut v) {
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                        res => break res.unwrap(),
-                    }
-                };
-                assert_eq!((n, &v[..]), (3, &b"buf"[..]), "{name}");
+                tcp_halves_exchange!(name, r, w, server,
+                    write: (b"ab", b"cd"), read_vectored: (b"xy", b"zw"), read_buf: b"buf");
                 assert_eq!(r.as_ref().peer_addr().unwrap(), w.as_ref().peer_addr().unwrap(), "{name}");
             }
 
             let (r, w) = client.into_split();
-            w.writable().await.unwrap();
-            assert_eq!(w.try_write_vectored(&[IoSlice::new(b"12"), IoSlice::new(b"3")]).unwrap(), 3, "{name}");
-            let mut got = [0u8; 3];
-            server.read_exact(&mut got).await.unwrap();
-            assert_eq!(&got, b"123", "{name}");
-
-            server.write_all(b"4567").await.unwrap();
-            let (mut x, mut y) = ([0u8; 1], [0u8; 3]);
-            let n = loop {
-                r.readable().await.unwrap();
-                match r.try_read_vectored(&mut [IoSliceMut::new(&mut x), IoSliceMut::new(&mut y)]) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                    res => break res.unwrap(),
-                }
-            };
-            assert_eq!((n, &x, &y), (4, b"4", b"567"), "{name}");
-
-            server.write_all(b"89").await.unwrap();
-            let mut v = Vec::with_capacity(8);
-            let n = loop {
-                r.readable().await.unwrap();
-                match r.try_read_buf(&mut v) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                    res => break res.unwrap(),
-                }
-            };
-            assert_eq!((n, &v[..]), (2, &b"89"[..]), "{name}");
+            tcp_halves_exchange!(name, r, w, server,
+                write: (b"12", b"3"), read_vectored: (b"4", b"567"), read_buf: b"89");
             assert_eq!(r.as_ref().local_addr().unwrap(), w.as_ref().local_addr().unwrap(), "{name}");
         });
     }
@@ -430,35 +428,20 @@ fn unix_owned_halves_try_methods_and_readiness() {
 
             b.write_all(b"abc").await.unwrap();
             let mut buf = [0u8; 8];
-            let n = loop {
-                r.readable().await.unwrap();
-                match r.try_read(&mut buf) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                    res => break res.unwrap(),
-                }
-            };
+            let n = read_when_ready!(r.readable().await.unwrap(), r.try_read(&mut buf));
             assert_eq!(&buf[..n], b"abc", "{name}");
 
             b.write_all(b"defg").await.unwrap();
             let (mut x, mut y) = ([0u8; 1], [0u8; 3]);
-            let n = loop {
-                assert!(r.ready(Interest::READABLE).await.unwrap().is_readable(), "{name}");
-                match r.try_read_vectored(&mut [IoSliceMut::new(&mut x), IoSliceMut::new(&mut y)]) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                    res => break res.unwrap(),
-                }
-            };
+            let n = read_when_ready!(
+                assert!(r.ready(Interest::READABLE).await.unwrap().is_readable(), "{name}"),
+                r.try_read_vectored(&mut [IoSliceMut::new(&mut x), IoSliceMut::new(&mut y)])
+            );
             assert_eq!((n, &x, &y), (4, b"d", b"efg"), "{name}");
 
             b.write_all(b"hi").await.unwrap();
             let mut v = Vec::with_capacity(4);
-            let n = loop {
-                r.readable().await.unwrap();
-                match r.try_read_buf(&mut v) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                    res => break res.unwrap(),
-                }
-            };
+            let n = read_when_ready!(r.readable().await.unwrap(), r.try_read_buf(&mut v));
             assert_eq!((n, &v[..]), (2, &b"hi"[..]), "{name}");
 
             // Nothing queued now.
@@ -483,13 +466,7 @@ fn unix_borrowed_halves_have_tokios_methods() {
 
         b.write_all(b"xyz").await.unwrap();
         let mut v = Vec::with_capacity(4);
-        let n = loop {
-            r.readable().await.unwrap();
-            match r.try_read_buf(&mut v) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                res => break res.unwrap(),
-            }
-        };
+        let n = read_when_ready!(r.readable().await.unwrap(), r.try_read_buf(&mut v));
         assert_eq!((n, &v[..]), (3, &b"xyz"[..]));
         assert!(r.local_addr().unwrap().is_unnamed() && w.peer_addr().unwrap().is_unnamed());
     });

@@ -3,28 +3,22 @@
 //! mapping, `rwlock()`, `try_read_owned`/`try_write_owned`, `From`, `Display`, and the auto
 //! traits (`Send`, `Sync`, `Unpin`) with tokio's bounds.
 
+mod support;
+
 use std::cell::Cell;
 use std::marker::PhantomPinned;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use support::{ct, Pair};
 use weft::sync::{
     OwnedRwLockMappedWriteGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockMappedWriteGuard,
     RwLockReadGuard, RwLockWriteGuard,
 };
 
-fn rt() -> weft::runtime::Runtime {
-    weft::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-struct Pair {
-    a: u32,
-    b: Vec<u32>,
-}
-
 #[test]
 fn mapped_write_guard_writes_through_and_stays_exclusive() {
-    rt().block_on(async {
+    ct().block_on(async {
         let lock = RwLock::new(Pair { a: 1, b: vec![] });
         {
             let mut a: RwLockMappedWriteGuard<'_, u32> = RwLockWriteGuard::map(lock.write().await, |p| &mut p.a);
@@ -49,7 +43,7 @@ fn mapped_write_guard_writes_through_and_stays_exclusive() {
 
 #[test]
 fn try_map_none_gives_the_write_guard_back_still_locked() {
-    rt().block_on(async {
+    ct().block_on(async {
         let lock = RwLock::new(Pair { a: 7, b: vec![] });
         let guard = match RwLockWriteGuard::try_map(lock.write().await, |p| p.b.first_mut()) {
             Ok(_) => panic!("an empty vector has no first element"),
@@ -80,7 +74,7 @@ fn try_map_none_gives_the_write_guard_back_still_locked() {
 
 #[test]
 fn a_panicking_map_closure_releases_the_lock() {
-    rt().block_on(async {
+    ct().block_on(async {
         let lock = Arc::new(RwLock::new(Pair { a: 0, b: vec![] }));
 
         let guard = lock.write().await;
@@ -113,7 +107,7 @@ fn a_panicking_map_closure_releases_the_lock() {
 
 #[test]
 fn owned_guards_keep_the_lock_alive() {
-    rt().block_on(async {
+    ct().block_on(async {
         let lock = Arc::new(RwLock::new(Pair { a: 3, b: vec![1, 2] }));
         let weak = Arc::downgrade(&lock);
         let guard = lock.clone().write_owned().await;
@@ -153,7 +147,7 @@ fn owned_guards_keep_the_lock_alive() {
 
 #[test]
 fn downgrade_map_leaves_a_read_lock() {
-    rt().block_on(async {
+    ct().block_on(async {
         let lock = Arc::new(RwLock::new(Pair { a: 10, b: vec![4] }));
 
         let guard = lock.clone().write_owned().await;
@@ -216,7 +210,7 @@ fn try_read_owned_and_try_write_owned() {
 
 #[test]
 fn display_forwards_to_the_data() {
-    rt().block_on(async {
+    ct().block_on(async {
         let lock = Arc::new(RwLock::from(String::from("hi")));
         assert_eq!(format!("{}", lock.read().await), "hi");
         assert_eq!(format!("{}", lock.write().await), "hi");
@@ -234,16 +228,9 @@ fn display_forwards_to_the_data() {
 
 #[test]
 fn owned_mapped_guard_is_send() {
-    fn send<T: Send>(_: &T) {}
-    rt().block_on(async {
+    ct().block_on(async {
         let lock = Arc::new(RwLock::new(Pair { a: 0, b: vec![] }));
-        let g = OwnedRwLockWriteGuard::map(lock.clone().write_owned().await, |p| &mut p.a);
-        send(&g);
-        let h = weft::spawn(async move {
-            let mut g = g;
-            *g = 9;
-        });
-        h.await.unwrap();
+        support::write_nine_in_a_task(OwnedRwLockWriteGuard::map(lock.clone().write_owned().await, |p| &mut p.a)).await;
         let r = OwnedRwLockReadGuard::map(lock.clone().read_owned().await, |p| &p.a);
         let h = weft::spawn(async move { *r });
         assert_eq!(h.await.unwrap(), 9);

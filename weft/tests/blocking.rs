@@ -4,24 +4,16 @@
 //! message, a flag, a metric becoming non-zero) under a generous deadline that only turns a
 //! hang into a failure.
 
+mod support;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use support::{long_poll_builder, wait_until, DEADLINE};
 use weft::runtime::{Builder, Runtime};
 use weft::task::block_in_place;
-
-/// Only turns a hang into a failure; never reached when the code works.
-const DEADLINE: Duration = Duration::from_secs(60);
-
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for: {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
 
 /// Counts runtime threads through the start/stop hooks.
 #[derive(Clone, Default)]
@@ -193,24 +185,10 @@ fn block_in_place_in_a_destructor_during_shutdown() {
 
 #[test]
 fn monitor_names_the_spawn_location_of_a_blocking_poll() {
-    let rt = Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .long_poll_threshold(Duration::from_millis(10))
-        .warn_on_long_polls(false)
-        .build()
-        .unwrap();
+    let rt = long_poll_builder().build().unwrap();
     let metrics = rt.handle().metrics();
-    let m = metrics.clone();
     let line = line!() + 1;
-    let handle = rt.spawn(async move {
-        // Blocks at least 50 ms, and until the monitor has noticed (so a slow machine
-        // cannot make it miss the poll).
-        std::thread::sleep(Duration::from_millis(50));
-        wait_until("long poll noticed", || m.long_poll_count() >= 1);
-    });
-    let id = handle.id();
-    rt.block_on(handle).unwrap();
+    let id = support::run_one_long_poll(&rt);
     wait_until("long poll recorded", || !metrics.recent_long_polls().is_empty());
     let polls = metrics.recent_long_polls();
     assert_eq!(polls.len(), 1, "{polls:?}");
@@ -260,8 +238,7 @@ fn monitor_reports_nothing_for_a_task_that_yields_regularly() {
 #[test]
 fn compensation_keeps_timers_firing_while_every_worker_blocks_and_retires_after() {
     let count = ThreadCount::default();
-    let mut b = Builder::new_multi_thread();
-    b.worker_threads(2).enable_all().long_poll_threshold(Duration::from_millis(10)).warn_on_long_polls(false);
+    let mut b = long_poll_builder();
     count.install(&mut b);
     let rt = b.build().unwrap();
     let baseline = 2; // the workers (the monitor runs no user code and skips the hooks)
@@ -325,13 +302,7 @@ impl<F: std::future::Future + Unpin> std::future::Future for NotePending<F> {
 /// it run (to the other worker, or to a stand-in when there is none); without it, the pair
 /// deadlocks until the blocking poll gives up.
 fn a_task_woken_just_before_its_waker_blocks_still_runs(workers: usize) {
-    let rt = Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .long_poll_threshold(Duration::from_millis(10))
-        .warn_on_long_polls(false)
-        .build()
-        .unwrap();
+    let rt = long_poll_builder().worker_threads(workers).build().unwrap();
     for round in 0..3 {
         let (wake_tx, wake_rx) = weft::sync::oneshot::channel::<()>();
         let (ran_tx, ran_rx) = mpsc::channel::<()>();
@@ -366,14 +337,7 @@ fn a_task_woken_just_before_its_only_worker_blocks_runs_on_a_stand_in() {
 
 #[test]
 fn without_compensation_no_thread_is_started() {
-    let rt = Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .long_poll_threshold(Duration::from_millis(10))
-        .warn_on_long_polls(false)
-        .compensate_blocked_workers(false)
-        .build()
-        .unwrap();
+    let rt = long_poll_builder().compensate_blocked_workers(false).build().unwrap();
     let m = rt.handle().metrics();
     let m2 = m.clone();
     let barrier = Arc::new(Barrier::new(3));

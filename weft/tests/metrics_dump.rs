@@ -5,19 +5,9 @@
 //! Decided by content, not timing: the blocking task waits until the monitor has counted its
 //! poll, so the poll is in the summary however slow the machine is.
 
-use std::time::{Duration, Instant};
+mod support;
 
 use weft::runtime::Builder;
-
-const DEADLINE: Duration = Duration::from_secs(60);
-
-fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for: {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
 
 #[test]
 fn dropped_runtimes_append_their_summary_with_the_long_poll_location() {
@@ -28,23 +18,9 @@ fn dropped_runtimes_append_their_summary_with_the_long_poll_location() {
     // The only test in this binary, and no runtime is alive.
     std::env::set_var("WEFT_METRICS_DUMP", &path);
 
-    let rt = Builder::new_multi_thread()
-        .worker_threads(2)
-        .max_blocking_threads(3)
-        .global_queue_interval(17)
-        .enable_all()
-        .long_poll_threshold(Duration::from_millis(10))
-        .warn_on_long_polls(false)
-        .build()
-        .unwrap();
-    let m = rt.handle().metrics();
+    let rt = support::long_poll_builder().max_blocking_threads(3).global_queue_interval(17).build().unwrap();
     let line = line!() + 1;
-    let task = rt.spawn(async move {
-        std::thread::sleep(Duration::from_millis(50));
-        wait_until("long poll noticed", || m.long_poll_count() >= 1);
-    });
-    let id = task.id();
-    rt.block_on(task).unwrap();
+    let id = support::run_one_long_poll(&rt);
     rt.block_on(rt.spawn_blocking(|| ())).unwrap();
     assert!(!path.exists(), "nothing is written before the runtime is dropped");
     drop(rt);

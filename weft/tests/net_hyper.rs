@@ -18,6 +18,7 @@ use weft::hyper::{WeftConnector, WeftExecutor, WeftIo, WeftTimer};
 use weft::io::{AsyncReadExt, AsyncWriteExt};
 use weft::net::{TcpListener, TcpStream};
 use weft::runtime::{Builder, Runtime};
+use weft::task::JoinHandle;
 
 fn runtimes() -> Vec<(&'static str, Runtime)> {
     vec![
@@ -61,6 +62,22 @@ async fn server(http2: bool) -> std::net::SocketAddr {
         }
     });
     addr
+}
+
+/// A server for one HTTP/1.1 connection, with hyper's header read timeout `header_timeout`:
+/// its address, and the task that returns how serving the connection ended.
+async fn serve_one_http1(header_timeout: Duration) -> (std::net::SocketAddr, JoinHandle<hyper::Result<()>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = weft::spawn(async move {
+        let (s, _) = listener.accept().await.unwrap();
+        hyper::server::conn::http1::Builder::new()
+            .timer(WeftTimer::new())
+            .header_read_timeout(header_timeout)
+            .serve_connection(WeftIo::new(s), hyper::service::service_fn(echo))
+            .await
+    });
+    (addr, server)
 }
 
 fn chunked_body(
@@ -143,16 +160,7 @@ fn http2_client_server_round_trip() {
 fn malformed_http_is_a_typed_parse_error() {
     let rt = Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = weft::spawn(async move {
-            let (s, _) = listener.accept().await.unwrap();
-            hyper::server::conn::http1::Builder::new()
-                .timer(WeftTimer::new())
-                .header_read_timeout(Duration::from_secs(2))
-                .serve_connection(WeftIo::new(s), hyper::service::service_fn(echo))
-                .await
-        });
+        let (addr, server) = serve_one_http1(Duration::from_secs(2)).await;
         let mut c = TcpStream::connect(addr).await.unwrap();
         c.write_all(b"NOT HTTP AT ALL \x00\x01\r\n\r\n").await.unwrap();
         let mut reply = Vec::new();
@@ -186,16 +194,7 @@ fn malformed_http_is_a_typed_parse_error() {
 fn header_read_timeout_closes_a_silent_client() {
     let rt = Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = weft::spawn(async move {
-            let (s, _) = listener.accept().await.unwrap();
-            hyper::server::conn::http1::Builder::new()
-                .timer(WeftTimer::new())
-                .header_read_timeout(Duration::from_millis(100))
-                .serve_connection(WeftIo::new(s), hyper::service::service_fn(echo))
-                .await
-        });
+        let (addr, server) = serve_one_http1(Duration::from_millis(100)).await;
         let mut c = TcpStream::connect(addr).await.unwrap();
         c.write_all(b"GET / HTT").await.unwrap(); // then silence
         let r = weft::time::timeout(Duration::from_secs(5), server).await.expect("timer fired");

@@ -1,6 +1,12 @@
-//! Shared helpers for the integration tests: synthetic measurements with known samples.
+//! Shared helpers for the integration tests: synthetic measurements with known samples, and a
+//! fast simulator profile.
+// Each test binary includes this module and uses only some of it.
+#![allow(dead_code)]
+
+use std::time::Duration;
 
 use weft_lab::framework::measure::{Measured, Status};
+use weft_lab::framework::ollama::Profile;
 use weft_lab::framework::results::{self, Machine, Results, Settings};
 use weft_lab::framework::runtimes::RuntimeId;
 use weft_lab::framework::workloads::Workload;
@@ -32,4 +38,20 @@ pub fn assemble(measured: &[Measured]) -> Results {
     let settings =
         Settings { workers: 2, reps: 5, warmup: 1, runtimes: vec!["weft-mt".into(), "tokio-mt".into()], filter: None };
     results::assemble(measured, Machine::detect(), "quick", settings)
+}
+
+/// A simulator profile fast enough for tests: 200 µs a token, millisecond prefill and loads,
+/// light jitter. The load factor at full occupancy and the default token count are what the
+/// tests vary.
+pub fn tiny_profile(full_load_factor: f64, default_predict: u32) -> Profile {
+    Profile {
+        name: "test",
+        inter_token: Duration::from_micros(200),
+        prefill_overhead: Duration::from_millis(1),
+        prefill_per_token: Duration::from_micros(1),
+        load: Duration::from_millis(2),
+        full_load_factor,
+        jitter: 0.05,
+        default_predict,
+    }
 }

@@ -274,31 +274,21 @@ impl State {
                 self.screen = Screen::Search;
                 Action::None
             }
-            KeyCode::Up | KeyCode::Char('k') => {
-                *scroll = scroll.saturating_sub(1);
-                Action::None
-            }
-            KeyCode::Down | KeyCode::Char('j') => {
-                *scroll = scroll.saturating_add(1);
-                Action::None
-            }
-            KeyCode::PageUp => {
-                *scroll = scroll.saturating_sub(20);
-                Action::None
-            }
-            KeyCode::PageDown | KeyCode::Char(' ') => {
-                *scroll = scroll.saturating_add(20);
-                Action::None
-            }
-            KeyCode::Home | KeyCode::Char('g') => {
-                *scroll = 0;
-                Action::None
-            }
             KeyCode::Char('s') if !message.session_id.is_empty() => {
                 Action::OpenSession { file: message.file, session_id: message.session_id.clone() }
             }
             KeyCode::Char('r') if !message.session_id.is_empty() => Action::Resume(message.session_id.clone()),
-            code => self.viewer_key(code),
+            code => {
+                // Space pages down, as in a pager.
+                let movement = if code == KeyCode::Char(' ') { KeyCode::PageDown } else { code };
+                match moved(usize::from(*scroll), movement, MESSAGE_PAGE, usize::from(u16::MAX)) {
+                    Some(to) => {
+                        *scroll = u16::try_from(to).unwrap_or(u16::MAX);
+                        Action::None
+                    }
+                    None => self.viewer_key(code),
+                }
+            }
         }
     }
 
@@ -308,26 +298,6 @@ impl State {
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Backspace => {
                 self.screen = Screen::Search;
-                Action::None
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                *selected = selected.saturating_sub(1);
-                Action::None
-            }
-            KeyCode::Down | KeyCode::Char('j') => {
-                *selected = (*selected + 1).min(last);
-                Action::None
-            }
-            KeyCode::PageUp => {
-                *selected = selected.saturating_sub(10);
-                Action::None
-            }
-            KeyCode::PageDown => {
-                *selected = (*selected + 10).min(last);
-                Action::None
-            }
-            KeyCode::Home | KeyCode::Char('g') => {
-                *selected = 0;
                 Action::None
             }
             KeyCode::End | KeyCode::Char('G') => {
@@ -349,7 +319,13 @@ impl State {
                 Action::None
             }
             KeyCode::Char('r') => Action::Resume(session_id.clone()),
-            code => self.viewer_key(code),
+            code => match moved(*selected, code, SESSION_PAGE, last) {
+                Some(to) => {
+                    *selected = to;
+                    Action::None
+                }
+                None => self.viewer_key(code),
+            },
         }
     }
 
@@ -377,6 +353,25 @@ impl State {
         self.scanning = true;
         self.error = None;
     }
+}
+
+/// Lines a page key scrolls the message screen.
+const MESSAGE_PAGE: usize = 20;
+/// Messages a page key moves the session screen's selection.
+const SESSION_PAGE: usize = 10;
+
+/// Where a movement key the message and session screens share takes a position in
+/// `0..=last`: up and down by one, a page up and down by `page`, home to the top. `None` for any
+/// other key.
+fn moved(pos: usize, code: KeyCode, page: usize, last: usize) -> Option<usize> {
+    Some(match code {
+        KeyCode::Up | KeyCode::Char('k') => pos.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => pos.saturating_add(1).min(last),
+        KeyCode::PageUp => pos.saturating_sub(page),
+        KeyCode::PageDown => pos.saturating_add(page).min(last),
+        KeyCode::Home | KeyCode::Char('g') => 0,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -440,5 +435,14 @@ mod tests {
         assert_eq!(press(&mut s, KeyCode::Char('s')), Action::OpenSession { file: 0, session_id: "S".into() });
         assert_eq!(press(&mut s, KeyCode::Esc), Action::None);
         assert_eq!(s.screen, Screen::Search);
+    }
+
+    #[test]
+    fn movement_keys_stay_within_the_bounds() {
+        let keys = [KeyCode::Up, KeyCode::Char('j'), KeyCode::PageUp, KeyCode::PageDown, KeyCode::Char('g')];
+        assert_eq!(keys.map(|code| moved(5, code, 10, 7)), [Some(4), Some(6), Some(0), Some(7), Some(0)]);
+        assert_eq!(moved(0, KeyCode::Char('k'), 10, 7), Some(0));
+        assert_eq!(moved(7, KeyCode::Down, 10, 7), Some(7));
+        assert_eq!(moved(5, KeyCode::Char('G'), 10, 7), None, "not a shared movement key");
     }
 }
