@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
-use weft_lab_agent::stream::{stream_call, BoxFuture, Endpoint, HttpClient, HttpResponse, OPENAI_PATH};
+use weft_lab_agent::stream::{stream_call, BoxFuture, Endpoint, HttpClient, HttpResponse, Post, OPENAI_PATH};
 use weft_lab_agent::Sleep;
 
 /// A body of given chunks behind a given status.
@@ -18,7 +18,7 @@ struct Canned {
 }
 
 impl HttpClient for Canned {
-    fn post<'a>(&'a self, _: &'a Endpoint, _: &'a str, _: Vec<u8>) -> BoxFuture<'a, Result<HttpResponse, String>> {
+    fn post<'a>(&'a self, _: Post<'a>) -> BoxFuture<'a, Result<HttpResponse, String>> {
         let chunks: Vec<Result<Bytes, String>> = self.chunks.iter().map(|c| Ok(Bytes::from(c.clone()))).collect();
         let status = self.status;
         Box::pin(async move { Ok(HttpResponse { status, body: Box::pin(futures_lite::stream::iter(chunks)) }) })

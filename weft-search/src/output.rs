@@ -112,31 +112,21 @@ pub fn print_json(
     one_per_line: bool,
 ) -> io::Result<()> {
     if one_per_line {
-        return print_jsonl(out, a, paths, root, style, elapsed_ms);
+        for h in &a.hits {
+            serde_json::to_writer(&mut *out, &json_hit(h, &paths[h.file as usize], root, style)?)
+                .map_err(io::Error::other)?;
+            writeln!(out)?;
+        }
+        // The last line, as ccms's `_metadata`: a script can tell a complete answer from a cut one.
+        serde_json::to_writer(&mut *out, &json!({ "_metadata": summary_json(a, elapsed_ms) }))
+            .map_err(io::Error::other)?;
+        return writeln!(out);
     }
     let hits =
         a.hits.iter().map(|h| json_hit(h, &paths[h.file as usize], root, style)).collect::<io::Result<Vec<_>>>()?;
     let mut doc = summary_json(a, elapsed_ms);
     doc["hits"] = serde_json::to_value(hits).map_err(io::Error::other)?;
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
-    writeln!(out)
-}
-
-fn print_jsonl(
-    out: &mut impl Write,
-    a: &Answer,
-    paths: &[PathBuf],
-    root: &Path,
-    style: Style,
-    elapsed_ms: f64,
-) -> io::Result<()> {
-    for h in &a.hits {
-        serde_json::to_writer(&mut *out, &json_hit(h, &paths[h.file as usize], root, style)?)
-            .map_err(io::Error::other)?;
-        writeln!(out)?;
-    }
-    // The last line, as ccms's `_metadata`: a script can tell a complete answer from a cut one.
-    serde_json::to_writer(&mut *out, &json!({ "_metadata": summary_json(a, elapsed_ms) })).map_err(io::Error::other)?;
     writeln!(out)
 }
 

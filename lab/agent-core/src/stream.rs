@@ -61,12 +61,14 @@ pub struct HttpResponse {
 
 /// POST a JSON body and stream the answer.
 pub trait HttpClient: Send + Sync + 'static {
-    fn post<'a>(
-        &'a self,
-        endpoint: &'a Endpoint,
-        path: &'a str,
-        body: Vec<u8>,
-    ) -> BoxFuture<'a, Result<HttpResponse, String>>;
+    fn post<'a>(&'a self, req: Post<'a>) -> BoxFuture<'a, Result<HttpResponse, String>>;
+}
+
+/// One JSON `POST`: the server, the path on it, and the body.
+pub struct Post<'a> {
+    pub endpoint: &'a Endpoint,
+    pub path: &'a str,
+    pub body: Vec<u8>,
 }
 
 /// Why a streamed call failed.
@@ -193,7 +195,7 @@ pub async fn stream_call<R: Sleep, C: HttpClient + ?Sized>(
 ) -> Result<CallStats, CallError> {
     let start = Instant::now();
     let mut sleep = None;
-    let resp = idle_race::<R, _>(client.post(endpoint, path, body), idle, start, &mut sleep)
+    let resp = idle_race::<R, _>(client.post(Post { endpoint, path, body }), idle, start, &mut sleep)
         .await?
         .map_err(CallError::Connect)?;
     let mut body = resp.body;
@@ -301,7 +303,7 @@ mod tests {
     struct Canned(Vec<Vec<u8>>);
 
     impl HttpClient for Canned {
-        fn post<'a>(&'a self, _: &'a Endpoint, _: &'a str, _: Vec<u8>) -> BoxFuture<'a, Result<HttpResponse, String>> {
+        fn post<'a>(&'a self, _: Post<'a>) -> BoxFuture<'a, Result<HttpResponse, String>> {
             let chunks: Vec<Result<Bytes, String>> = self.0.iter().map(|c| Ok(Bytes::from(c.clone()))).collect();
             Box::pin(
                 async move { Ok(HttpResponse { status: 200, body: Box::pin(futures_lite::stream::iter(chunks)) }) },

@@ -52,12 +52,8 @@ impl ReqwestClient {
 }
 
 impl HttpClient for ReqwestClient {
-    fn post<'a>(
-        &'a self,
-        endpoint: &'a Endpoint,
-        path: &'a str,
-        body: Vec<u8>,
-    ) -> BoxFuture<'a, Result<HttpResponse, String>> {
+    fn post<'a>(&'a self, req: Post<'a>) -> BoxFuture<'a, Result<HttpResponse, String>> {
+        let Post { endpoint, path, body } = req;
         let send = self
             .client
             .post(format!("{}{path}", endpoint.base))

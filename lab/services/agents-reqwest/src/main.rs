@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_lab_agent::plan::{drive, Batch, RunPlan, Spawner};
-use weft_lab_agent::stream::{BoxFuture, ByteStream, Endpoint, HttpClient, HttpResponse};
+use weft_lab_agent::stream::{BoxFuture, ByteStream, Endpoint, HttpClient, HttpResponse, Post};
 use weft_lab_agent::Sleep;
 
 struct TokioSleep;
@@ -38,12 +38,8 @@ impl Spawner for TokioSpawner {
 struct Reqwest(reqwest::Client);
 
 impl HttpClient for Reqwest {
-    fn post<'a>(
-        &'a self,
-        endpoint: &'a Endpoint,
-        path: &'a str,
-        body: Vec<u8>,
-    ) -> BoxFuture<'a, Result<HttpResponse, String>> {
+    fn post<'a>(&'a self, req: Post<'a>) -> BoxFuture<'a, Result<HttpResponse, String>> {
+        let Post { endpoint, path, body } = req;
         let send = self
             .0
             .post(format!("{}{path}", endpoint.base))

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_lite::Stream;
-use weft_lab_agent::stream::{BoxFuture, Endpoint, HttpClient, HttpResponse};
+use weft_lab_agent::stream::{BoxFuture, HttpClient, HttpResponse, Post};
 
 use crate::framework::adapter::{Adapter, Net};
 
@@ -33,12 +33,8 @@ impl<R> Default for HyperClient<R> {
 }
 
 impl<R: Adapter> HttpClient for HyperClient<R> {
-    fn post<'a>(
-        &'a self,
-        endpoint: &'a Endpoint,
-        path: &'a str,
-        body: Vec<u8>,
-    ) -> BoxFuture<'a, Result<HttpResponse, String>> {
+    fn post<'a>(&'a self, req: Post<'a>) -> BoxFuture<'a, Result<HttpResponse, String>> {
+        let Post { endpoint, path, body } = req;
         Box::pin(async move {
             let stream =
                 <R::Net as Net>::connect(endpoint.addr).await.map_err(|e| format!("connect {}: {e}", endpoint.base))?;
