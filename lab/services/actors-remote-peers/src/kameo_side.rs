@@ -10,8 +10,9 @@
 
 use std::error::Error;
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use bench_common::{concurrent, Measured, Workload, LIMIT};
 use kameo::error::Infallible;
 use kameo::prelude::*;
 use libp2p::swarm::{NetworkBehaviour, SwarmEvent};
@@ -19,9 +20,7 @@ use libp2p::{noise, tcp, yamux, Multiaddr, PeerId, SwarmBuilder};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::{bounded, concurrent, host_port, until_counted, Measured, WATCH_LIMIT};
-
-const LIMIT: Duration = Duration::from_secs(60);
+use crate::{host_port, BENCH, WATCH_LIMIT};
 
 /// Tells in flight at once. kameo's fire-and-forget `send` loses messages once more than
 /// `messaging::Config`'s `max_concurrent_streams` (100 by default) arrive at once — the
@@ -164,62 +163,36 @@ async fn blobs(sink: &RemoteActorRef<Sink>) -> u64 {
 
 pub async fn drive(connect: &str, workload: &str, n: u64) -> Option<Measured> {
     start_swarm("/ip4/127.0.0.1/tcp/0".parse().expect("multiaddr"), Some(multiaddr(connect))).expect("start swarm");
-    let sink = bounded("lookup sink", LIMIT, async {
-        loop {
-            if let Ok(Some(s)) = RemoteActorRef::<Sink>::lookup("sink").await {
-                return s;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    let tell = |size: usize| {
-        let sink = sink.clone();
-        async move {
-            let before = blobs(&sink).await;
-            let start = Instant::now();
-            futures::StreamExt::for_each_concurrent(futures::stream::iter(0..n), TELL_WINDOW, |_| {
+    let lookup = || async { RemoteActorRef::<Sink>::lookup("sink").await.ok().flatten() };
+    let sink = BENCH.poll_until("lookup sink", LIMIT, lookup).await;
+    Some(match Workload::parse(workload) {
+        Workload::Tell(size) => {
+            let send = futures::StreamExt::for_each_concurrent(futures::stream::iter(0..n), TELL_WINDOW, |_| {
                 let sink = &sink;
                 async move {
                     let blob = Blob(vec![0xab; size]);
                     sink.tell(&blob).send_ack().await.expect("tell");
                 }
-            })
-            .await;
-            // Each tell is its own request-response stream, in no order with the ask below:
-            // poll the count until every tell was handled.
-            until_counted(before, n, || blobs(&sink)).await;
-            Measured { ops: n, took: start.elapsed(), latencies_us: Vec::new() }
+            });
+            // Each tell is its own request-response stream, in no order with the count's ask:
+            // the count is polled until every tell was handled.
+            BENCH.bounded(workload, LIMIT, BENCH.timed_delivery(n, send, || blobs(&sink))).await
         }
-    };
-    let asks = |tasks: u64| {
-        let sink = sink.clone();
-        concurrent(tasks, n / tasks, move || {
-            let sink = sink.clone();
-            async move {
+        Workload::Ask(tasks) => {
+            let asks = concurrent(tasks, n / tasks, sink.clone(), |sink, _| async move {
                 let answer = sink.ask(&Echo(vec![7; 16])).await.expect("ask Echo");
                 assert_eq!(answer, Echoed(vec![7; 16]));
-            }
-        })
-    };
-    Some(match workload {
-        "tell16" => bounded("tell16", LIMIT, tell(16)).await,
-        "tell1k" => bounded("tell1k", LIMIT, tell(1024)).await,
-        "ask1" => bounded("ask1", LIMIT, asks(1)).await,
-        "ask64" => bounded("ask64", LIMIT, asks(64)).await,
-        "lookup" => {
-            let at = sink.id();
-            bounded(
-                "lookup",
-                LIMIT,
-                concurrent(1, n, move || async move {
-                    let found = RemoteActorRef::<Sink>::lookup("sink").await.expect("lookup").expect("sink registered");
-                    assert_eq!(found.id(), at);
-                }),
-            )
-            .await
+            });
+            BENCH.bounded(workload, LIMIT, asks).await
         }
-        "watch" => {
+        Workload::Lookup => {
+            let lookups = concurrent(1, n, sink.id(), |at, _| async move {
+                let found = RemoteActorRef::<Sink>::lookup("sink").await.expect("lookup").expect("sink registered");
+                assert_eq!(found.id(), at);
+            });
+            BENCH.bounded(workload, LIMIT, lookups).await
+        }
+        Workload::Watch => {
             let (tx, mut down) = mpsc::unbounded_channel();
             let watcher = Watcher::spawn(Watcher { down: tx });
             watcher.link_remote(&sink).await.expect("link_remote");
@@ -230,6 +203,5 @@ pub async fn drive(connect: &str, workload: &str, n: u64) -> Option<Measured> {
             }
             return None;
         }
-        other => panic!("unknown workload {other}"),
     })
 }

@@ -9,16 +9,14 @@
 //! subscribes to the node server's events: ractor notices a dead node only when its session's
 //! TCP connection closes.
 
-use std::time::{Duration, Instant};
-
+use bench_common::{concurrent, Measured, Workload, LIMIT};
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort};
 use ractor_cluster::node::NodeServerSessionInformation;
 use ractor_cluster::{NodeEventSubscription, NodeServer, NodeServerMessage, RactorClusterMessage};
 use tokio::sync::mpsc;
 
-use crate::{bounded, concurrent, host_port, until_counted, Measured, WATCH_LIMIT};
+use crate::{host_port, BENCH, WATCH_LIMIT};
 
-const LIMIT: Duration = Duration::from_secs(60);
 const COOKIE: &str = "actors-remote";
 const GROUP: &str = "sink";
 
@@ -107,57 +105,33 @@ pub async fn drive(connect: &str, workload: &str, n: u64) -> Option<Measured> {
         .cast(NodeServerMessage::SubscribeToEvents { id: "watch".into(), subscription: Box::new(Disconnects(tx)) })
         .expect("subscribe");
     ractor_cluster::client_connect(&server, format!("{host}:{port}")).await.expect("connect");
-    let sink = bounded("find sink", LIMIT, async {
-        loop {
-            if let Some(s) = remote_sinks().pop() {
-                return s;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let sink = BENCH.poll_until("find sink", LIMIT, || async { remote_sinks().pop() }).await;
+    Some(match Workload::parse(workload) {
+        Workload::Tell(size) => {
+            let send = async {
+                for _ in 0..n {
+                    sink.cast(SinkMsg::Blob(vec![0xab; size])).expect("cast");
+                }
+            };
+            BENCH.bounded(workload, LIMIT, BENCH.timed_delivery(n, send, || blobs(&sink))).await
         }
-    })
-    .await;
-    let tell = |size: usize| {
-        let sink = sink.clone();
-        async move {
-            let before = blobs(&sink).await;
-            let start = Instant::now();
-            for _ in 0..n {
-                sink.cast(SinkMsg::Blob(vec![0xab; size])).expect("cast");
-            }
-            until_counted(before, n, || blobs(&sink)).await;
-            Measured { ops: n, took: start.elapsed(), latencies_us: Vec::new() }
-        }
-    };
-    let asks = |tasks: u64| {
-        let sink = sink.clone();
-        concurrent(tasks, n / tasks, move || {
-            let sink = sink.clone();
-            async move {
+        Workload::Ask(tasks) => {
+            let asks = concurrent(tasks, n / tasks, sink.clone(), |sink, _| async move {
                 let answer =
                     ractor::call_t!(sink, SinkMsg::Echo, LIMIT.as_millis() as u64, vec![7; 16]).expect("call Echo");
                 assert_eq!(answer, vec![7; 16]);
-            }
-        })
-    };
-    Some(match workload {
-        "tell16" => bounded("tell16", LIMIT, tell(16)).await,
-        "tell1k" => bounded("tell1k", LIMIT, tell(1024)).await,
-        "ask1" => bounded("ask1", LIMIT, asks(1)).await,
-        "ask64" => bounded("ask64", LIMIT, asks(64)).await,
-        "lookup" => {
-            let at: ActorId = sink.get_id();
-            bounded(
-                "lookup",
-                LIMIT,
-                concurrent(1, n, move || async move {
-                    let found = remote_sinks();
-                    assert_eq!(found.len(), 1, "one remote sink");
-                    assert_eq!(found[0].get_id(), at);
-                }),
-            )
-            .await
+            });
+            BENCH.bounded(workload, LIMIT, asks).await
         }
-        "watch" => {
+        Workload::Lookup => {
+            let lookups = concurrent(1, n, sink.get_id(), |at: ActorId, _| async move {
+                let found = remote_sinks();
+                assert_eq!(found.len(), 1, "one remote sink");
+                assert_eq!(found[0].get_id(), at);
+            });
+            BENCH.bounded(workload, LIMIT, lookups).await
+        }
+        Workload::Watch => {
             println!("watching");
             match tokio::time::timeout(WATCH_LIMIT, disconnected.recv()).await {
                 Ok(Some(_)) => println!("down SessionDisconnected"),
@@ -165,6 +139,5 @@ pub async fn drive(connect: &str, workload: &str, n: u64) -> Option<Measured> {
             }
             return None;
         }
-        other => panic!("unknown workload {other}"),
     })
 }
