@@ -30,11 +30,15 @@ pub trait ActorPeer: Sized + 'static {
     type Addr: Clone + Send + Sync + 'static;
 
     /// Runs `f` to completion on a fresh runtime: one thread when `threads == 1`, else a
-    /// multi-thread runtime with `threads` workers (where the peer has one).
+    /// multi-thread runtime with `threads` workers (where the peer has one). By default a
+    /// tokio runtime, which kameo's and ractor's actors run on.
     fn block_on<F>(threads: usize, f: F) -> F::Output
     where
         F: Future + Send + 'static,
-        F::Output: Send + 'static;
+        F::Output: Send + 'static,
+    {
+        <super::tokio_tasks::TokioTasks as ActorPeer>::block_on(threads, f)
+    }
 
     /// Spawns an actor (inside `block_on`, possibly inside another actor's behaviour).
     fn spawn(behavior: Behavior) -> Self::Addr;

@@ -118,14 +118,6 @@ impl ActorPeer for Kameo {
     const NAME: &'static str = "kameo";
     type Addr = ActorRef<FnActor>;
 
-    fn block_on<F>(threads: usize, f: F) -> F::Output
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        super::tokio_tasks::TokioTasks::block_on(threads, f)
-    }
-
     fn spawn(behavior: Behavior) -> Self::Addr {
         FnActor::spawn(FnActor(behavior))
     }

@@ -127,14 +127,6 @@ impl ActorPeer for Ractor {
     const NAME: &'static str = "ractor";
     type Addr = ActorRef<Msg>;
 
-    fn block_on<F>(threads: usize, f: F) -> F::Output
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        super::tokio_tasks::TokioTasks::block_on(threads, f)
-    }
-
     fn spawn(behavior: Behavior) -> Self::Addr {
         ractor::ActorRuntime::spawn_instant(None, FnActor, behavior).expect("ractor spawn").0
     }

@@ -90,17 +90,7 @@ pub enum AsyncStdNet {}
 impl Net for AsyncStdNet {
     type Listener = async_std::net::TcpListener;
     type Stream = async_std::net::TcpStream;
-    type HyperIo = super::hyper_io::FuturesIo<async_std::net::TcpStream>;
-
-    fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
-        super::hyper_io::FuturesIo(stream)
-    }
-
-    type HyperTimer = super::hyper_io::NoTimer;
-
-    fn hyper_timer() -> Option<Self::HyperTimer> {
-        None
-    }
+    futures_io_hyper!();
 
     fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
         async {

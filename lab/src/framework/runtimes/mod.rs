@@ -28,6 +28,24 @@ macro_rules! futures_io_read_write {
     };
 }
 
+/// hyper's I/O for a futures-io stream (`hyper_io::FuturesIo`) and no hyper timer: what smol and
+/// async-std give hyper.
+macro_rules! futures_io_hyper {
+    () => {
+        type HyperIo = $crate::framework::runtimes::hyper_io::FuturesIo<Self::Stream>;
+
+        fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
+            $crate::framework::runtimes::hyper_io::FuturesIo(stream)
+        }
+
+        type HyperTimer = $crate::framework::runtimes::hyper_io::NoTimer;
+
+        fn hyper_timer() -> Option<Self::HyperTimer> {
+            None
+        }
+    };
+}
+
 mod async_channel_kit;
 pub mod async_std;
 pub mod hyper_io;

@@ -139,17 +139,7 @@ pub enum SmolNet {}
 impl Net for SmolNet {
     type Listener = async_io::Async<std::net::TcpListener>;
     type Stream = async_io::Async<std::net::TcpStream>;
-    type HyperIo = super::hyper_io::FuturesIo<async_io::Async<std::net::TcpStream>>;
-
-    fn hyper_io(stream: Self::Stream) -> Self::HyperIo {
-        super::hyper_io::FuturesIo(stream)
-    }
-
-    type HyperTimer = super::hyper_io::NoTimer;
-
-    fn hyper_timer() -> Option<Self::HyperTimer> {
-        None
-    }
+    futures_io_hyper!();
 
     fn bind_loopback() -> impl Future<Output = std::io::Result<(Self::Listener, std::net::SocketAddr)>> + Send {
         async {

@@ -53,25 +53,12 @@ impl<R: AsyncRead> BufReader<R> {
         Self::from_parts(inner, vec![0; capacity].into_boxed_slice(), 0, 0)
     }
 
-    /// The underlying reader.
-    pub fn get_ref(&self) -> &R {
-        &self.inner
-    }
-
-    /// The underlying reader, mutably. Reading from it directly skips buffered data.
-    pub fn get_mut(&mut self) -> &mut R {
-        &mut self.inner
-    }
-
-    /// The underlying reader, pinned.
-    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut R> {
-        self.project().inner
-    }
-
-    /// Returns the underlying reader; buffered data is lost.
-    pub fn into_inner(self) -> R {
-        self.inner
-    }
+    inner_accessors!(
+        R,
+        "reader",
+        get_mut: "Reading from it directly skips buffered data.",
+        into_inner: "Buffered data is lost."
+    );
 
     /// The buffered bytes not yet consumed.
     pub fn buffer(&self) -> &[u8] {

@@ -45,26 +45,12 @@ impl<W: AsyncWrite> BufWriter<W> {
         Self::from_parts(inner, Vec::with_capacity(cap), cap, 0)
     }
 
-    /// The underlying writer.
-    pub fn get_ref(&self) -> &W {
-        &self.inner
-    }
-
-    /// The underlying writer, mutably. Writing to it directly bypasses (and reorders against)
-    /// buffered data.
-    pub fn get_mut(&mut self) -> &mut W {
-        &mut self.inner
-    }
-
-    /// The underlying writer, pinned.
-    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut W> {
-        self.project().inner
-    }
-
-    /// Returns the underlying writer; buffered data that was not flushed is lost.
-    pub fn into_inner(self) -> W {
-        self.inner
-    }
+    inner_accessors!(
+        W,
+        "writer",
+        get_mut: "Writing to it directly bypasses (and reorders against) buffered data.",
+        into_inner: "Buffered data that was not flushed is lost."
+    );
 
     /// The buffered bytes not yet written to the inner writer.
     pub fn buffer(&self) -> &[u8] {

@@ -13,6 +13,32 @@
 //! futures are `Unpin`; `read_line` and `read_to_string` leave the destination as it was on
 //! error or cancellation; `split`'s halves are `Sync` when `T: Send`.
 
+/// `get_ref`, `get_mut`, `get_pin_mut` and `into_inner` of an adapter over one I/O object in
+/// its pin-projected `inner` field (tokio's names); the notes say what each bypasses or loses.
+macro_rules! inner_accessors {
+    ($T:ident, $what:literal, get_mut: $get_mut:literal, into_inner: $into_inner:literal) => {
+        #[doc = concat!("The underlying ", $what, ".")]
+        pub fn get_ref(&self) -> &$T {
+            &self.inner
+        }
+
+        #[doc = concat!("The underlying ", $what, ", mutably. ", $get_mut)]
+        pub fn get_mut(&mut self) -> &mut $T {
+            &mut self.inner
+        }
+
+        #[doc = concat!("The underlying ", $what, ", pinned.")]
+        pub fn get_pin_mut(self: std::pin::Pin<&mut Self>) -> std::pin::Pin<&mut $T> {
+            self.project().inner
+        }
+
+        #[doc = concat!("Returns the underlying ", $what, ". ", $into_inner)]
+        pub fn into_inner(self) -> $T {
+            self.inner
+        }
+    };
+}
+
 mod buf_read_ext;
 mod buf_read_futures;
 mod buf_reader;

@@ -38,25 +38,7 @@ impl<R: AsyncRead> Take<R> {
         self.limit = limit
     }
 
-    /// The underlying reader.
-    pub fn get_ref(&self) -> &R {
-        &self.inner
-    }
-
-    /// The underlying reader, mutably. Reading from it directly does not count to the limit.
-    pub fn get_mut(&mut self) -> &mut R {
-        &mut self.inner
-    }
-
-    /// The underlying reader, pinned.
-    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut R> {
-        self.project().inner
-    }
-
-    /// Returns the underlying reader.
-    pub fn into_inner(self) -> R {
-        self.inner
-    }
+    inner_accessors!(R, "reader", get_mut: "Reading from it directly does not count to the limit.", into_inner: "");
 }
 
 impl<R: AsyncRead> AsyncRead for Take<R> {
