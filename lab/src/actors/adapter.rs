@@ -54,14 +54,20 @@ pub trait ActorPeer: Sized + 'static {
     fn ask(addr: &Self::Addr, msg: u64) -> impl Future<Output = u64> + Send;
 
     /// Spawns a plain task on the peer's runtime (producers, yielders, sleepers of the
-    /// smarm rows that are not actors).
-    fn spawn_task<F: Future<Output = ()> + Send + 'static>(f: F);
+    /// smarm rows that are not actors); tokio's by default, as for `block_on`.
+    fn spawn_task<F: Future<Output = ()> + Send + 'static>(f: F) {
+        tokio::spawn(f);
+    }
 
     /// The runtime's `yield_now`.
-    fn yield_now() -> impl Future<Output = ()> + Send;
+    fn yield_now() -> impl Future<Output = ()> + Send {
+        tokio::task::yield_now()
+    }
 
     /// The runtime's `sleep`.
-    fn sleep(d: std::time::Duration) -> impl Future<Output = ()> + Send;
+    fn sleep(d: std::time::Duration) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep(d)
+    }
 
     /// `n` supervised actors each panic on their first message; returns how many panic
     /// signals the supervisor saw (`None`: the peer cannot do this, see its module).

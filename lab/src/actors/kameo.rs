@@ -136,18 +136,6 @@ impl ActorPeer for Kameo {
         async move { addr.ask(Ask(msg)).await.map_err(|_| ()).expect("ask answered") }
     }
 
-    fn spawn_task<F: Future<Output = ()> + Send + 'static>(f: F) {
-        tokio::spawn(f);
-    }
-
-    fn yield_now() -> impl Future<Output = ()> + Send {
-        tokio::task::yield_now()
-    }
-
-    fn sleep(d: std::time::Duration) -> impl Future<Output = ()> + Send {
-        tokio::time::sleep(d)
-    }
-
     fn panic_signals(n: u64) -> impl Future<Output = Option<u64>> + Send {
         async move {
             let (done, rx) = Done::new(n);

@@ -151,18 +151,6 @@ impl ActorPeer for Ractor {
         }
     }
 
-    fn spawn_task<F: Future<Output = ()> + Send + 'static>(f: F) {
-        tokio::spawn(f);
-    }
-
-    fn yield_now() -> impl Future<Output = ()> + Send {
-        tokio::task::yield_now()
-    }
-
-    fn sleep(d: std::time::Duration) -> impl Future<Output = ()> + Send {
-        tokio::time::sleep(d)
-    }
-
     fn panic_signals(n: u64) -> impl Future<Output = Option<u64>> + Send {
         supervised(n, false)
     }
