@@ -88,6 +88,24 @@ fn row_chart<'a, 'b>(
     Ok(chart)
 }
 
+/// Draws the legend of a finished row chart and writes the drawing out.
+fn legend_and_present<'a, 'b>(
+    chart: &mut RowChart<'a, 'b>,
+    root: &DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+) -> Result<(), String>
+where
+    'b: 'a,
+{
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
 /// Median time per runtime, log scale.
 pub fn times(table: &Table) -> Result<String, String> {
     let mut svg = String::new();
@@ -135,14 +153,7 @@ pub fn times(table: &Table) -> Result<String, String> {
                 .label(runtime.clone())
                 .legend(move |(x, y)| Circle::new((x + 8, y), 5, style));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+        legend_and_present(&mut chart, &root)?;
     }
     Ok(svg)
 }
@@ -211,14 +222,7 @@ pub fn ratios(table: &Table) -> Result<String, String> {
                 .label(format!("{runtime} ÷ {baseline}"))
                 .legend(move |(x, y)| Circle::new((x + 8, y), 5, style));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+        legend_and_present(&mut chart, &root)?;
     }
     Ok(svg)
 }
