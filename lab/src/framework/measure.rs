@@ -100,23 +100,6 @@ pub struct Measured {
     pub long_polls: u64,
 }
 
-/// Takes one sample of `workload` at `scale` on `contender`, in this process unless the runtime
-/// needs a child (see [`child_sample`] for `warmup` and `timeout`).
-pub fn sample(
-    contender: &Contender,
-    workload: Workload,
-    scale: u64,
-    exe: &Path,
-    warmup: bool,
-    timeout: Duration,
-) -> Outcome {
-    if contender.runtime.in_child() {
-        child_sample(contender, workload, scale, exe, warmup, timeout)
-    } else {
-        runtimes::sample_in_process(contender.runtime, &contender.config, workload, scale)
-    }
-}
-
 /// Takes one sample in a `weft-lab __sample` child; with `warmup` the child first runs the
 /// workload once untimed. A child still running after `timeout` is killed and the sample fails
 /// (a hung runtime cannot hang the lab).
@@ -251,7 +234,13 @@ pub fn run(cells: &[Cell], options: &Options) -> Vec<Measured> {
                     format!("{} {} on {}", cell.workload.name(), cell.scale, contender.label),
                 );
                 take_long_polls();
-                let outcome = sample(contender, cell.workload, cell.scale, &options.exe, true, options.sample_timeout);
+                // In this process unless the runtime needs a child (async-std's global executor).
+                let (workload, scale) = (cell.workload, cell.scale);
+                let outcome = if contender.runtime.in_child() {
+                    child_sample(contender, workload, scale, &options.exe, true, options.sample_timeout)
+                } else {
+                    runtimes::sample_in_process(contender.runtime, &contender.config, workload, scale)
+                };
                 watchdog.disarm();
                 if round >= options.warmup {
                     measured[i].long_polls += take_long_polls();
