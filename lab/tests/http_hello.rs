@@ -1,29 +1,19 @@
 //! `weft-lab http-hello` end to end, briefly: servers start in child processes, every response
 //! validates, the table is written.
 
+mod common;
+
 /// Runs `weft-lab http-hello` briefly (two workers, two rounds of 0.4 s) for `runtimes`, with
-/// `args` added, into a fresh folder named after `tag`; checks that it succeeded and returns
-/// the Markdown tables and the JSON rows it wrote. The folder is removed once read: the
-/// assertions print what they check.
-fn http_hello(tag: &str, runtimes: &str, args: &[&str]) -> (String, Vec<serde_json::Value>) {
-    let out = std::env::temp_dir().join(format!("weft-lab-http{tag}-{}", std::process::id()));
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
-        .args(["http-hello", "--runtimes", runtimes, "--workers", "2", "--seconds", "0.4", "--rounds", "2"])
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let md = std::fs::read_to_string(out.join("http_hello.md")).unwrap();
-    let rows = serde_json::from_str(&std::fs::read_to_string(out.join("http_hello.json")).unwrap()).unwrap();
-    let _ = std::fs::remove_dir_all(&out);
-    (md, rows)
+/// `args` added; returns the Markdown tables and the JSON rows it wrote.
+fn http_hello(runtimes: &str, args: &[&str]) -> (String, Vec<serde_json::Value>) {
+    let mut all = vec!["http-hello", "--runtimes", runtimes, "--workers", "2", "--seconds", "0.4", "--rounds", "2"];
+    all.extend_from_slice(args);
+    common::run_study(&all, "http_hello")
 }
 
 #[test]
 fn http_hello_runs_and_validates_for_weft_and_tokio() {
-    let (md, rows) = http_hello("", "weft-mt,weft-ct,tokio-mt", &["--connections", "1,8"]);
+    let (md, rows) = http_hello("weft-mt,weft-ct,tokio-mt", &["--connections", "1,8"]);
     assert!(md.contains("| weft-mt |") && md.contains("| tokio-mt |"), "{md}");
     // One table per connection count, each with the server's CPU per request.
     assert!(md.contains(", 1 keep-alive connections") && md.contains(", 8 keep-alive connections"), "{md}");
@@ -38,7 +28,7 @@ fn http_hello_runs_and_validates_for_weft_and_tokio() {
 /// server beside 2 active ones; the row exists only because all 50 were counted alive.
 #[test]
 fn http_hello_holds_idle_connections_beside_the_active_ones() {
-    let (md, rows) = http_hello("-idle", "weft-mt,tokio-mt", &["--connections", "2", "--idle-connections", "0,50"]);
+    let (md, rows) = http_hello("weft-mt,tokio-mt", &["--connections", "2", "--idle-connections", "0,50"]);
     assert!(md.contains("2 keep-alive connections + 50 idle ones (all verified alive)"), "{md}");
     assert_eq!(rows.len(), 4, "2 runtimes × idle 0 and 50");
     let idle: Vec<u64> = rows.iter().map(|r| r["idle_connections"].as_u64().unwrap()).collect();
@@ -55,7 +45,7 @@ fn http_hello_holds_idle_connections_beside_the_active_ones() {
 /// no such row, and its server refuses `--timer` rather than silently serving without it.
 #[test]
 fn http_hello_measures_the_hyper_timer_beside_the_plain_server() {
-    let (md, rows) = http_hello("-timer", "weft-mt,tokio-mt,smol", &["--connections", "4", "--hyper-timer"]);
+    let (md, rows) = http_hello("weft-mt,tokio-mt,smol", &["--connections", "4", "--hyper-timer"]);
     let names: Vec<&str> = rows.iter().map(|r| r["runtime"].as_str().unwrap()).collect();
     assert_eq!(names, ["weft-mt", "weft-mt+timer", "tokio-mt", "tokio-mt+timer", "smol"]);
     for r in &rows {

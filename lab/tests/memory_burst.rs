@@ -2,28 +2,25 @@
 //! task checked parked, released and joined, RSS sampled while the runtime idles, the table and
 //! JSON (with every sample) written.
 
+mod common;
+
 #[test]
 fn memory_burst_samples_each_runtime_after_its_burst_and_writes_the_table() {
-    let out = std::env::temp_dir().join(format!("weft-lab-burst-{}", std::process::id()));
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab"))
-        .args(["memory-burst", "--runtimes", "weft-mt,tokio-mt", "--workers", "2", "--rounds", "1"])
-        .args(["--tasks", "5000", "--seconds", "0.3", "--interval-ms", "50", "--out"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let md = std::fs::read_to_string(out.join("memory_burst.md")).unwrap();
+    let (md, rows) = common::run_study(
+        &["memory-burst", "--runtimes", "weft-mt,tokio-mt", "--workers", "2", "--rounds", "1", "--tasks", "5000"]
+            .into_iter()
+            .chain(["--seconds", "0.3", "--interval-ms", "50"])
+            .collect::<Vec<_>>(),
+        "memory_burst",
+    );
     assert!(md.contains("| weft-mt |") && md.contains("| tokio-mt |"), "{md}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("memory_burst.json")).unwrap()).unwrap();
-    for row in json.as_array().unwrap() {
+    for row in &rows {
         let samples = row["traces"][0]["samples"].as_array().unwrap();
         assert!(samples.len() >= 4, "{row}");
         // weft's samples carry the arena metric, tokio's do not.
         let weft = row["runtime"].as_str().unwrap().starts_with("weft");
         assert_eq!(!samples[0][2].is_null(), weft, "{row}");
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]

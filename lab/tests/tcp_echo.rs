@@ -4,29 +4,35 @@
 
 use std::process::Command;
 
+mod common;
+
 #[test]
 fn tcp_echo_holds_idle_connections_beside_the_active_ones() {
-    let out = std::env::temp_dir().join(format!("weft-lab-tcp-idle-{}", std::process::id()));
-    let status = Command::new(env!("CARGO_BIN_EXE_weft-lab"))
-        .args(["tcp-echo", "--runtimes", "weft-mt,weft-ct,tokio-mt,tokio-ct", "--workers", "2"])
-        .args(["--rounds", "1", "--messages", "200", "--connections", "2", "--idle-connections", "50"])
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let md = std::fs::read_to_string(out.join("tcp_echo.md")).unwrap();
+    let (md, rows) = common::run_study(
+        &[
+            "tcp-echo",
+            "--runtimes",
+            "weft-mt,weft-ct,tokio-mt,tokio-ct",
+            "--workers",
+            "2",
+            "--rounds",
+            "1",
+            "--messages",
+            "200",
+            "--connections",
+            "2",
+            "--idle-connections",
+            "50",
+        ],
+        "tcp_echo",
+    );
     assert!(md.contains("2 connections + 50 idle") && md.contains("| weft-ct | 50 |"), "{md}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("tcp_echo.json")).unwrap()).unwrap();
-    let rows = json.as_array().unwrap();
     assert_eq!(rows.len(), 4);
-    for r in rows {
+    for r in &rows {
         assert_eq!(r["idle_connections"].as_u64(), Some(50), "{r}");
         assert_eq!(r["messages"].as_u64(), Some(200), "{r}");
         assert!(r["rss_kib"].as_f64().unwrap() > 0.0 && r["rss_per_idle_conn_bytes"].is_number(), "{r}");
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// More descriptors than the hard limit allows: the command refuses at once and says how to

@@ -1,5 +1,5 @@
-//! Shared helpers for the integration tests: synthetic measurements with known samples, and a
-//! fast simulator profile.
+//! Shared helpers for the integration tests: synthetic measurements with known samples, a fast
+//! simulator profile, and a study run end to end.
 // Each test binary includes this module and uses only some of it.
 #![allow(dead_code)]
 
@@ -54,4 +54,20 @@ pub fn tiny_profile(full_load_factor: f64, default_predict: u32) -> Profile {
         jitter: 0.05,
         default_predict,
     }
+}
+
+/// Runs `weft-lab ARGS --out DIR` in a fresh temporary DIR, checks it succeeded, and returns the
+/// study's `STEM.md` and its `STEM.json` rows (the directory is removed).
+pub fn run_study(args: &[&str], stem: &str) -> (String, Vec<serde_json::Value>) {
+    // Tests of one binary run in parallel: each run gets its own directory.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!("weft-lab-{stem}-{}-{n}", std::process::id()));
+    let status =
+        std::process::Command::new(env!("CARGO_BIN_EXE_weft-lab")).args(args).arg("--out").arg(&out).status().unwrap();
+    assert!(status.success(), "weft-lab {args:?} failed");
+    let md = std::fs::read_to_string(out.join(format!("{stem}.md"))).unwrap();
+    let rows = serde_json::from_str(&std::fs::read_to_string(out.join(format!("{stem}.json"))).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    (md, rows)
 }
