@@ -151,9 +151,7 @@ pub struct Config {
     pub project: Option<PathBuf>,
     /// `project` as Claude Code names its directory.
     pub encoded: Option<String>,
-    /// No QUERY, no `--stats`, no `--message-id`: the interactive search.
-    pub interactive: bool,
-    /// `None` for the interactive search.
+    /// `None` for the interactive search (no QUERY, no `--stats`, no `--message-id`).
     pub query: Option<Query>,
     /// Hits to print (0 with `--stats`).
     pub limit: usize,
@@ -188,11 +186,11 @@ impl Cli {
             (None, false) => Some(absolute(Path::new("."))?),
         };
         let encoded = project.as_ref().map(|p| project::encode(p.to_string_lossy().trim_end_matches('/')));
-        let interactive = self.query.is_none() && !self.stats && self.message_id.is_none();
-        let query = match (&self.query, interactive) {
-            (_, true) => None,
-            (Some(q), false) => Some(Query::parse(q).map_err(|e| e.to_string())?),
-            (None, false) => Some(Query::all()),
+        let query = match &self.query {
+            Some(q) => Some(Query::parse(q).map_err(|e| e.to_string())?),
+            None if self.stats || self.message_id.is_some() => Some(Query::all()),
+            // The interactive search.
+            None => None,
         };
         let style = Style {
             color: output::use_color(self.no_color, stdout_is_terminal),
@@ -204,7 +202,6 @@ impl Cli {
             source,
             project,
             encoded,
-            interactive,
             query,
             limit: if self.stats { 0 } else { self.limit },
             threads: self.threads.unwrap_or_else(crate::scan::cores).max(1),
@@ -268,10 +265,10 @@ mod tests {
     #[test]
     fn stats_prints_no_hits_and_a_message_id_shows_full_text_everywhere() {
         let stats = config(&["--stats", "error", "--pattern", "/nonexistent"]).unwrap();
-        assert_eq!((stats.limit, stats.interactive, stats.project), (0, false, None));
+        assert_eq!((stats.limit, stats.query.is_none(), stats.project), (0, false, None));
         let id = config(&["--message-id", "m1", "--pattern", "/nonexistent"]).unwrap();
-        assert!(id.style.full_text && !id.interactive && id.project.is_none() && id.query.is_some());
+        assert!(id.style.full_text && id.project.is_none() && id.query.is_some());
         let tui = config(&["--pattern", "/nonexistent"]).unwrap();
-        assert!(tui.interactive && tui.query.is_none());
+        assert!(tui.query.is_none());
     }
 }

@@ -4,8 +4,7 @@
 //! tokio's versions consult tokio's budget, which weft never sets, so a loop of
 //! `io::copy(&mut &b"hello"[..], &mut vec)` in a weft task would never yield. Rather than
 //! re-implementing them, weft runs those loops (tokio's, or weft's own when weft is tokio:
-//! `io/own/`) over a [`Coop`]
-//! adapter: every `poll_read` / `poll_fill_buf` / `poll_write` first takes one unit of weft's
+//! `io/own/`) over a [`Coop`] adapter around the reader: every `poll_read` / `poll_fill_buf` first takes one unit of weft's
 //! budget and returns `Pending` (after waking the task) when it is spent; a poll that makes no
 //! progress gives its unit back. tokio's loops stop at the first `Pending`, so they yield.
 
@@ -32,7 +31,7 @@ pub(super) fn budgeted<T>(cx: &mut Context<'_>, f: impl FnOnce(&mut Context<'_>)
     res
 }
 
-/// An I/O object whose polls spend weft's coop budget.
+/// A reader whose polls spend weft's coop budget.
 struct Coop<T>(T);
 
 impl<T: AsyncRead + Unpin> AsyncRead for Coop<T> {
@@ -49,32 +48,6 @@ impl<T: AsyncBufRead + Unpin> AsyncBufRead for Coop<T> {
 
     fn consume(mut self: Pin<&mut Self>, amt: usize) {
         Pin::new(&mut self.0).consume(amt)
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Coop<T> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        budgeted(cx, |cx| Pin::new(&mut self.0).poll_write(cx, buf))
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        budgeted(cx, |cx| Pin::new(&mut self.0).poll_write_vectored(cx, bufs))
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.0.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
     }
 }
 
