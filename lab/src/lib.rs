@@ -37,7 +37,7 @@
 //! - [`blocking_resilience`]: other tasks' latency while one task blocks a worker.
 //! - [`block_in_place`]: `block_in_place` throughput, weft vs tokio.
 //! - [`tcp_echo`]: TCP echo messages/s and round-trip latency, idle connections optional.
-//! - [`http_hello`]: a hyper hello server per runtime under a fixed load generator.
+//! - [`http_hello`]: a hyper hello server per runtime under the lab's client or wrk, per-round ratios.
 //! - [`axum_ab`]: one axum service on the real tokio and patched to weft, under wrk.
 //! - [`data_ab`]: an axum service over PostgreSQL and Redis, real tokio vs patched to weft, under wrk.
 //! - [`zenoh_ab`]: Zenoh itself, real tokio vs patched to weft: put throughput, get round trips.

@@ -21,6 +21,31 @@ fn http_hello_runs_and_validates_for_weft_and_tokio() {
     for r in &rows {
         assert!(r["requests"].as_u64().unwrap() > 0, "{r}");
         assert!(r["server_cpu_us_per_req"].as_f64().unwrap() > 0.0, "a server that served requests used CPU: {r}");
+        assert_eq!(r["load"], "builtin", "{r}");
+        assert_eq!(r["rounds"]["p99_us"].as_array().unwrap().len(), 2, "one value per round: {r}");
+    }
+    // Two rounds are too few for an interval: the ratio cells are the rows' own ratios.
+    assert!(md.contains("Ratios ÷ tokio-mt: ratio of the rows.") && !md.contains("× ["), "{md}");
+}
+
+/// With three rounds or more every ratio to tokio-mt is the median of the per-round ratios
+/// with its 95% interval, and the per-round values behind it are in the JSON.
+#[test]
+fn http_hello_ratios_are_paired_per_round_with_an_interval() {
+    let mut args = vec!["http-hello", "--runtimes", "weft-mt,tokio-mt", "--workers", "2", "--seconds", "0.6"];
+    args.extend_from_slice(&["--rounds", "3", "--connections", "4"]);
+    let (md, rows) = common::run_study(&args, "http_hello");
+    assert!(md.contains("median of per-round ratios [95% CI]"), "{md}");
+    let weft = md.lines().find(|l| l.starts_with("| weft-mt |")).unwrap();
+    // req/s, p99, p99.9 and CPU/req ratios, each with its interval.
+    assert_eq!(weft.matches("× [").count(), 4, "{weft}");
+    for r in &rows {
+        let rounds = &r["rounds"];
+        for key in ["requests_per_s", "p50_us", "p99_us", "p999_us", "server_cpu_us_per_req"] {
+            let v = rounds[key].as_array().unwrap();
+            assert_eq!(v.len(), 3, "{key}: {r}");
+            assert!(v.iter().all(|x| x.as_f64().unwrap() > 0.0), "{key}: {r}");
+        }
     }
 }
 

@@ -16,6 +16,15 @@
 //! load generator competes with the server for the cores, so CPU per request is the fairer
 //! efficiency figure; requests/s says how the two shared the machine.
 //!
+//! `--load wrk` drives the servers with `wrk` instead (`framework::wrk`: every response checked
+//! by its Lua script), so a tail can be told apart from the lab's own client's queueing: the
+//! built-in client is itself a two-worker tokio runtime sharing the machine, and at 1,024
+//! connections its scheduling is part of every latency it records.
+//!
+//! Every round keeps its own requests/s, percentiles and CPU per request; the ratios to
+//! `tokio-mt` are medians of the per-round ratios (a round runs every runtime back to back)
+//! with a 95% bootstrap interval, as the A/B studies report them.
+//!
 //! With `--idle-connections N` a helper process ([`crate::framework::idle_conns`]) first opens N more
 //! keep-alive connections, completes one request on each and leaves them parked in the server
 //! for the whole round; the row then also shows the server's RSS with the idle set open and
@@ -29,7 +38,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -37,11 +46,14 @@ use crate::framework::adapter::{Adapter, Net, RtConfig};
 use crate::framework::idle_conns;
 use crate::framework::runtimes::{self, async_std::CHILD_ENV, RuntimeId};
 use crate::framework::selection::{this_exe, write_md_json, ChildRuntime, Selection};
-use crate::framework::stats;
+use crate::framework::{stats, wrk};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::framework::http1::HELLO_BODY as BODY;
+
+mod load;
+pub use load::{Load, LoadSpec};
 
 /// One runtime's row.
 #[derive(Debug, Clone, Serialize)]
@@ -65,6 +77,20 @@ pub struct HttpRow {
     /// Median over rounds of the server's RSS growth while the idle set opened, per idle
     /// connection, in bytes (`None` without idle connections).
     pub rss_per_idle_conn_bytes: Option<f64>,
+    /// The load generator (`builtin` or `wrk`).
+    pub load: &'static str,
+    /// Per-round values in round order, for the paired ratios.
+    pub rounds: PerRound,
+}
+
+/// One row's values round by round.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PerRound {
+    pub requests_per_s: Vec<f64>,
+    pub p50_us: Vec<f64>,
+    pub p99_us: Vec<f64>,
+    pub p999_us: Vec<f64>,
+    pub server_cpu_us_per_req: Vec<f64>,
 }
 
 /// One server configuration measured: a runtime, with or without its hyper timer.
@@ -169,28 +195,36 @@ pub fn measure(
     exe: &Path,
     chosen: &[Server],
     workers: usize,
-    connections: usize,
-    idle: usize,
+    spec: LoadSpec,
     duration: Duration,
     rounds: usize,
 ) -> Result<Vec<HttpRow>, String> {
     let rounds = rounds.max(1);
-    let per_round = duration / rounds as u32;
+    let round_load = duration / rounds as u32;
     let mut latencies_us: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
+    let mut requests = vec![0u64; chosen.len()];
     let mut elapsed = vec![Duration::ZERO; chosen.len()];
     let mut errors = vec![0u64; chosen.len()];
     let mut cpu = vec![Duration::ZERO; chosen.len()];
     let mut rss_kib: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
     let mut per_idle: Vec<Vec<f64>> = vec![Vec::new(); chosen.len()];
+    let mut per_round: Vec<PerRound> = vec![PerRound::default(); chosen.len()];
     for _ in 0..rounds {
         for (i, &server) in chosen.iter().enumerate() {
-            let r = one_round(exe, server, workers, connections, idle, per_round)?;
-            latencies_us[i].extend(r.latencies.iter().map(|d| d.as_nanos() as f64 / 1_000.0));
-            elapsed[i] += r.took;
-            errors[i] += r.errors;
+            let r = one_round(exe, server, workers, spec, load::per_round_duration(spec.load, round_load))?;
+            latencies_us[i].extend(r.load.latencies.iter().map(|d| d.as_nanos() as f64 / 1_000.0));
+            requests[i] += r.load.requests;
+            elapsed[i] += r.load.took;
+            errors[i] += r.load.errors;
             cpu[i] += r.server_cpu;
             rss_kib[i].push(r.rss_kib as f64);
             per_idle[i].extend(r.rss_per_idle_conn_bytes);
+            let p = &mut per_round[i];
+            p.requests_per_s.push(r.load.requests as f64 / r.load.took.as_secs_f64());
+            p.p50_us.push(r.load.p50_us);
+            p.p99_us.push(r.load.p99_us);
+            p.p999_us.push(r.load.p999_us);
+            p.server_cpu_us_per_req.push(r.server_cpu.as_nanos() as f64 / 1_000.0 / r.load.requests.max(1) as f64);
         }
     }
     Ok(chosen
@@ -198,20 +232,26 @@ pub fn measure(
         .enumerate()
         .map(|(i, rt)| {
             let us = &latencies_us[i];
-            let pct = |p| if us.is_empty() { f64::NAN } else { stats::percentile(us, p) };
+            let p = &per_round[i];
+            // The built-in client keeps every latency: percentiles over all rounds' requests.
+            // wrk reports its own per run: their median over rounds.
+            let pct =
+                |p: f64, rounds: &[f64]| if us.is_empty() { stats::median(rounds) } else { stats::percentile(us, p) };
             HttpRow {
                 runtime: rt.name(),
-                requests: us.len() as u64,
-                requests_per_s: us.len() as f64 / elapsed[i].as_secs_f64(),
-                p50_us: pct(50.0),
-                p99_us: pct(99.0),
-                p999_us: pct(99.9),
+                requests: requests[i],
+                requests_per_s: requests[i] as f64 / elapsed[i].as_secs_f64(),
+                p50_us: pct(50.0, &p.p50_us),
+                p99_us: pct(99.0, &p.p99_us),
+                p999_us: pct(99.9, &p.p999_us),
                 errors: errors[i],
-                connections,
-                server_cpu_us_per_req: cpu[i].as_nanos() as f64 / 1_000.0 / us.len().max(1) as f64,
-                idle_connections: idle,
+                connections: spec.connections,
+                server_cpu_us_per_req: cpu[i].as_nanos() as f64 / 1_000.0 / requests[i].max(1) as f64,
+                idle_connections: spec.idle,
                 server_rss_kib: stats::median(&rss_kib[i]),
                 rss_per_idle_conn_bytes: (!per_idle[i].is_empty()).then(|| stats::median(&per_idle[i])),
+                load: spec.load.name(),
+                rounds: per_round[i].clone(),
             }
         })
         .collect())
@@ -236,11 +276,7 @@ fn process_cpu(pid: u32) -> Result<Duration, String> {
 
 /// What one round measured.
 struct RoundOut {
-    latencies: Vec<Duration>,
-    /// Load connections that failed.
-    errors: u64,
-    /// The load's wall time.
-    took: Duration,
+    load: load::LoadOut,
     server_cpu: Duration,
     /// The server's RSS at the end of the load.
     rss_kib: u64,
@@ -253,10 +289,10 @@ fn one_round(
     exe: &Path,
     server: Server,
     workers: usize,
-    connections: usize,
-    idle: usize,
+    spec: LoadSpec,
     duration: Duration,
 ) -> Result<RoundOut, String> {
+    let idle = spec.idle;
     let rt = server.runtime;
     let mut command = Command::new(exe);
     command.args(["__http-hello", "--runtime", rt.name(), "--workers", &workers.to_string()]);
@@ -293,121 +329,46 @@ fn one_round(
         holder = Some(h);
     }
     let cpu_before = process_cpu(pid)?;
-    let (latencies, errors, took) = drive(addr, connections, duration)?;
+    let load = load::run(spec, addr, duration)?;
     let server_cpu = process_cpu(pid)?.saturating_sub(cpu_before);
     let rss_kib = idle_conns::rss_kib(pid)?;
     if let Some(mut h) = holder {
         idle_conns::expect_all_alive(&server.name(), h.count_alive()?, idle)?;
     }
     drop(child);
-    Ok(RoundOut { latencies, errors, took, server_cpu, rss_kib, rss_per_idle_conn_bytes })
-}
-
-/// The load generator: `connections` keep-alive connections, one request in flight each.
-fn drive(addr: SocketAddr, connections: usize, duration: Duration) -> Result<(Vec<Duration>, u64, Duration), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async move {
-        let start = Instant::now();
-        let deadline = start + duration;
-        let tasks: Vec<_> = (0..connections).map(|_| tokio::spawn(client(addr, deadline))).collect();
-        let mut all = Vec::new();
-        let mut errors = 0;
-        for t in tasks {
-            match t.await {
-                Ok(Ok(lat)) => all.extend(lat),
-                Ok(Err(_)) | Err(_) => errors += 1,
-            }
-        }
-        Ok((all, errors, start.elapsed()))
-    })
-}
-
-async fn client(addr: SocketAddr, deadline: Instant) -> Result<Vec<Duration>, String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    s.set_nodelay(true).map_err(|e| e.to_string())?;
-    let request = b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n";
-    let mut lat = Vec::with_capacity(1 << 16);
-    let mut buf = vec![0u8; 4096];
-    while Instant::now() < deadline {
-        let t0 = Instant::now();
-        s.write_all(request).await.map_err(|e| e.to_string())?;
-        // Read one response: headers, then a Content-Length body.
-        let mut have = 0;
-        let (head_end, body_len) = loop {
-            let n = s.read(&mut buf[have..]).await.map_err(|e| e.to_string())?;
-            if n == 0 {
-                return Err("server closed the connection".into());
-            }
-            have += n;
-            if let Some(end) = find(&buf[..have], b"\r\n\r\n") {
-                let head = std::str::from_utf8(&buf[..end]).map_err(|_| "non-UTF-8 head")?;
-                if !head.starts_with("HTTP/1.1 200") {
-                    return Err(format!("bad status: {head}"));
-                }
-                let len = head
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>())
-                    })
-                    .ok_or("no content-length")?
-                    .map_err(|_| "bad content-length")?;
-                break (end + 4, len);
-            }
-            if have == buf.len() {
-                return Err("response head too large".into());
-            }
-        };
-        while have < head_end + body_len {
-            let n = s.read(&mut buf[have..]).await.map_err(|e| e.to_string())?;
-            if n == 0 {
-                return Err("server closed mid-body".into());
-            }
-            have += n;
-        }
-        if &buf[head_end..head_end + body_len] != BODY || have != head_end + body_len {
-            return Err("wrong body".into());
-        }
-        lat.push(t0.elapsed());
-    }
-    Ok(lat)
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    Ok(RoundOut { load, server_cpu, rss_kib, rss_per_idle_conn_bytes })
 }
 
 /// The Markdown table, with ratios to tokio-mt when it was measured.
-pub fn markdown(
-    rows: &[HttpRow],
-    workers: usize,
-    connections: usize,
-    idle: usize,
-    duration: Duration,
-    rounds: usize,
-) -> String {
+pub fn markdown(rows: &[HttpRow], workers: usize, spec: LoadSpec, duration: Duration, rounds: usize) -> String {
+    let LoadSpec { connections, idle, load, .. } = spec;
     let idle_text = if idle > 0 { format!(" + {idle} idle ones (all verified alive)") } else { String::new() };
+    let ci_text = if rounds >= 3 { "median of per-round ratios [95% CI]" } else { "ratio of the rows" };
     let mut out = format!(
-        "## http_hello — hyper HTTP/1.1 \"Hello, world!\", {connections} keep-alive connections{idle_text}, {:.1} s per runtime in {rounds} interleaved rounds, {workers} server workers\n\n\
-         | runtime | idle | requests/s | p50 | p99 | p99.9 | errors | server CPU/req | server RSS | RSS/idle conn | req/s ÷ tokio-mt | p99 ÷ tokio-mt | CPU/req ÷ tokio-mt |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-        duration.as_secs_f64()
+        "## http_hello — hyper HTTP/1.1 \"Hello, world!\", {connections} keep-alive connections{idle_text}, {:.1} s per runtime in {rounds} interleaved rounds, {workers} server workers, load: {}\n\n\
+         Ratios ÷ tokio-mt: {ci_text}.\n\n\
+         | runtime | idle | requests/s | p50 | p99 | p99.9 | errors | server CPU/req | server RSS | RSS/idle conn | req/s ÷ tokio-mt | p99 ÷ tokio-mt | p99.9 ÷ tokio-mt | CPU/req ÷ tokio-mt |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        duration.as_secs_f64(),
+        load.name()
     );
     let tokio = rows.iter().find(|r| r.runtime == "tokio-mt");
     for r in rows {
-        let (rps, p99, cpu) = match tokio {
-            Some(t) => (
-                format!("{:.2}×", r.requests_per_s / t.requests_per_s),
-                format!("{:.2}×", r.p99_us / t.p99_us),
-                format!("{:.2}×", r.server_cpu_us_per_req / t.server_cpu_us_per_req),
-            ),
-            None => ("–".into(), "–".into(), "–".into()),
+        let [rps, p99, p999, cpu] = match tokio {
+            Some(t) => [
+                ratio_cell(&r.rounds.requests_per_s, &t.rounds.requests_per_s, r.requests_per_s / t.requests_per_s, 1),
+                ratio_cell(&r.rounds.p99_us, &t.rounds.p99_us, r.p99_us / t.p99_us, 2),
+                ratio_cell(&r.rounds.p999_us, &t.rounds.p999_us, r.p999_us / t.p999_us, 3),
+                ratio_cell(
+                    &r.rounds.server_cpu_us_per_req,
+                    &t.rounds.server_cpu_us_per_req,
+                    r.server_cpu_us_per_req / t.server_cpu_us_per_req,
+                    4,
+                ),
+            ],
+            None => ["–".to_string(), "–".to_string(), "–".to_string(), "–".to_string()],
         };
         out += &format!(
-            "| {} | {} | {:.0} | {:.0} µs | {:.0} µs | {:.0} µs | {} | {:.1} µs | {:.1} MiB | {} | {} | {} | {} |\n",
+            "| {} | {} | {:.0} | {:.0} µs | {:.0} µs | {:.0} µs | {} | {:.1} µs | {:.1} MiB | {} | {rps} | {p99} | {p999} | {cpu} |\n",
             r.runtime,
             r.idle_connections,
             r.requests_per_s,
@@ -418,12 +379,19 @@ pub fn markdown(
             r.server_cpu_us_per_req,
             r.server_rss_kib / 1024.0,
             r.rss_per_idle_conn_bytes.map_or("–".into(), |b| format!("{b:.0} B")),
-            rps,
-            p99,
-            cpu
         );
     }
     out + &timer_cost(rows)
+}
+
+/// A ratio cell: with three rounds or more the median of the per-round ratios and its 95%
+/// bootstrap interval, else `whole` (the rows' own ratio).
+fn ratio_cell(a: &[f64], b: &[f64], whole: f64, seed: u64) -> String {
+    if a.len() < 3 || a.len() != b.len() {
+        return format!("{whole:.2}×");
+    }
+    let r = stats::paired_ratio(a, b, seed);
+    format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
 }
 
 /// For each `X+timer` row beside an `X` row: what the hyper timer costs (same rounds).
@@ -475,6 +443,9 @@ pub struct Args {
     /// row (`weft-mt+timer`) in the same rounds: the README `hello_server`'s configuration.
     #[arg(long)]
     pub hyper_timer: bool,
+    /// The load generator: the lab's own client, or `wrk` (installed separately).
+    #[arg(long, value_enum, default_value_t = Load::Builtin)]
+    pub load: Load,
     /// Writes OUT/http_hello.md and OUT/http_hello.json.
     #[arg(long, default_value = "lab-results/http_hello")]
     pub out: PathBuf,
@@ -489,12 +460,19 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let duration = std::time::Duration::from_secs_f64(args.seconds.max(0.1));
     let most = args.connections.iter().max().copied().unwrap_or(1) + args.idle_connections.iter().max().unwrap_or(&0);
     crate::framework::idle_conns::raise_nofile(most as u64 + crate::framework::idle_conns::FD_SLACK)?;
+    let script = match args.load {
+        Load::Wrk => {
+            Some(wrk::write_script(&args.out, "http_hello", &[std::str::from_utf8(BODY).expect("ASCII body")])?)
+        }
+        Load::Builtin => None,
+    };
     let mut rows = Vec::new();
     let mut md = String::new();
     for &connections in &args.connections {
         for &idle in &args.idle_connections {
-            let sweep_rows = measure(&this_exe()?, &chosen, workers, connections.max(1), idle, duration, args.rounds)?;
-            md += &markdown(&sweep_rows, workers, connections, idle, duration, args.rounds.max(1));
+            let spec = LoadSpec { load: args.load, script: script.as_deref(), connections: connections.max(1), idle };
+            let sweep_rows = measure(&this_exe()?, &chosen, workers, spec, duration, args.rounds)?;
+            md += &markdown(&sweep_rows, workers, spec, duration, args.rounds.max(1));
             md += "\n";
             rows.extend(sweep_rows);
         }
