@@ -183,6 +183,7 @@ pub struct Row {
     /// Per-round values, for the paired ratios.
     pub rounds_rps: Vec<f64>,
     pub rounds_p99_us: Vec<f64>,
+    pub rounds_p999_us: Vec<f64>,
     pub rounds_cpu_us_per_req: Vec<f64>,
 }
 
@@ -229,6 +230,7 @@ fn row(scenario: &'static str, build: Build, connections: usize, rounds: &[Round
         bad: sum(|s| s.bad),
         rounds_rps: rps,
         rounds_p99_us: rounds.iter().map(|r| r.main.p99_us).collect(),
+        rounds_p999_us: rounds.iter().map(|r| r.main.p999_us).collect(),
         rounds_cpu_us_per_req: rounds.iter().map(|r| r.cpu.as_secs_f64() * 1e6 / r.answered().max(1) as f64).collect(),
     }
 }
@@ -239,6 +241,7 @@ pub struct Ratios {
     pub rps: stats::RatioEstimate,
     pub cpu_per_req: stats::RatioEstimate,
     pub p99: stats::RatioEstimate,
+    pub p999: stats::RatioEstimate,
 }
 
 pub fn ratios(tokio: &Row, weft: &Row) -> Ratios {
@@ -246,6 +249,7 @@ pub fn ratios(tokio: &Row, weft: &Row) -> Ratios {
         rps: stats::paired_ratio(&weft.rounds_rps, &tokio.rounds_rps, 1),
         cpu_per_req: stats::paired_ratio(&weft.rounds_cpu_us_per_req, &tokio.rounds_cpu_us_per_req, 2),
         p99: stats::paired_ratio(&weft.rounds_p99_us, &tokio.rounds_p99_us, 3),
+        p999: stats::paired_ratio(&weft.rounds_p999_us, &tokio.rounds_p999_us, 4),
     }
 }
 
@@ -269,7 +273,12 @@ pub fn pair_markdown(tokio: &Row, weft: &Row, side: Option<&str>) -> String {
         );
     }
     let q = ratios(tokio, weft);
-    md +=
-        &format!("\nweft ÷ tokio: req/s {}, CPU/req {}, p99 {}\n\n", cell(&q.rps), cell(&q.cpu_per_req), cell(&q.p99));
+    md += &format!(
+        "\nweft ÷ tokio: req/s {}, CPU/req {}, p99 {}, p99.9 {}\n\n",
+        cell(&q.rps),
+        cell(&q.cpu_per_req),
+        cell(&q.p99),
+        cell(&q.p999)
+    );
     md
 }
