@@ -19,9 +19,15 @@ import tomllib
 
 
 def tokio_manifest(project_dir, env):
-    """The path of the tokio `Cargo.toml` the scratch project at `project_dir` resolved."""
-    meta = subprocess.run(["cargo", "metadata", "--format-version", "1", "--offline"], cwd=project_dir,
-                          env=env, check=True, capture_output=True, text=True).stdout
+    """The path of the tokio `Cargo.toml` the scratch project at `project_dir` resolved.
+
+    Offline and for this host only: the rustdoc build before it downloaded what this platform
+    needs, and an unfiltered `cargo metadata` would want every platform's dependencies too
+    (`redox_syscall`, ...), which a fresh machine's registry cache does not hold."""
+    host = subprocess.run(["rustc", "-vV"], env=env, check=True, capture_output=True, text=True).stdout
+    triple = next(line.split(": ", 1)[1] for line in host.splitlines() if line.startswith("host: "))
+    meta = subprocess.run(["cargo", "metadata", "--format-version", "1", "--offline", "--filter-platform", triple],
+                          cwd=project_dir, env=env, check=True, capture_output=True, text=True).stdout
     for package in json.loads(meta)["packages"]:
         if package["name"] == "tokio":
             return package["manifest_path"]
