@@ -162,8 +162,7 @@ fn figures(r: &Run) -> [f64; 3] {
 fn ratio_cells(w: &str, a: &[[f64; 3]], b: &[[f64; 3]]) -> String {
     let cell = |i: usize| {
         let pick = |v: &[[f64; 3]]| v.iter().map(|f| f[i]).collect::<Vec<_>>();
-        let r = stats::paired_ratio(&pick(a), &pick(b), i as u64 + 1);
-        format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
+        stats::paired_ratio(&pick(a), &pick(b), i as u64 + 1).to_string()
     };
     if w.starts_with("tell") {
         format!("ops/s {}, CPU/op {}", cell(0), cell(2))

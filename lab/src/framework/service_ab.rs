@@ -253,10 +253,6 @@ pub fn ratios(tokio: &Row, weft: &Row) -> Ratios {
     }
 }
 
-fn cell(r: &stats::RatioEstimate) -> String {
-    format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
-}
-
 /// A pair's table (tokio's row, weft's row) and its ratio line; `side` names the side-load
 /// column (`None`: no such column).
 pub fn pair_markdown(tokio: &Row, weft: &Row, side: Option<&str>) -> String {
@@ -273,12 +269,6 @@ pub fn pair_markdown(tokio: &Row, weft: &Row, side: Option<&str>) -> String {
         );
     }
     let q = ratios(tokio, weft);
-    md += &format!(
-        "\nweft ÷ tokio: req/s {}, CPU/req {}, p99 {}, p99.9 {}\n\n",
-        cell(&q.rps),
-        cell(&q.cpu_per_req),
-        cell(&q.p99),
-        cell(&q.p999)
-    );
+    md += &format!("\nweft ÷ tokio: req/s {}, CPU/req {}, p99 {}, p99.9 {}\n\n", q.rps, q.cpu_per_req, q.p99, q.p999);
     md
 }

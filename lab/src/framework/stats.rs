@@ -162,6 +162,13 @@ pub struct RatioEstimate {
     pub ci95: (f64, f64),
 }
 
+/// `1.23× [1.10–1.31]`: the median and its interval, as every table prints a paired ratio.
+impl std::fmt::Display for RatioEstimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.2}× [{:.2}–{:.2}]", self.median, self.ci95.0, self.ci95.1)
+    }
+}
+
 impl RatioEstimate {
     /// `Some(true)` when A is surely faster (CI below 1), `Some(false)` when surely slower
     /// (CI above 1), `None` for a tie (the CI contains 1).

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::BODY;
 use crate::framework::{stats, wrk};
 
-/// Which client drives the servers.
+/// Which client drives the servers (`--load`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Load {
     /// The lab's own client (a tokio runtime in this process; every latency kept).
@@ -18,36 +18,30 @@ pub enum Load {
     Wrk,
 }
 
-impl Load {
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Load::Builtin => "builtin",
-            Load::Wrk => "wrk",
-        }
-    }
-}
-
-/// How the servers are loaded: the client, and (for `wrk`) its script.
+/// How the servers are loaded.
 #[derive(Clone, Copy)]
 pub struct LoadSpec<'a> {
-    pub load: Load,
-    pub script: Option<&'a Path>,
+    /// wrk's script when wrk is the load; `None`: the built-in client.
+    pub wrk: Option<&'a Path>,
     pub connections: usize,
     pub idle: usize,
 }
 
-/// wrk runs whole seconds only: a round of it lasts at least one.
-pub(super) fn per_round_duration(load: Load, per_round: Duration) -> Duration {
-    match load {
-        Load::Builtin => per_round,
-        Load::Wrk => Duration::from_secs_f64(per_round.as_secs_f64().ceil().max(1.0)),
+impl LoadSpec<'_> {
+    /// The load generator's name in the table and the JSON.
+    pub(super) fn name(&self) -> &'static str {
+        if self.wrk.is_some() {
+            "wrk"
+        } else {
+            "builtin"
+        }
     }
 }
 
 /// What one round's load measured.
 pub(super) struct LoadOut {
-    /// Every request's latency (the built-in client only).
-    pub(super) latencies: Vec<Duration>,
+    /// Every request's latency in µs (the built-in client only).
+    pub(super) latencies_us: Vec<f64>,
     pub(super) requests: u64,
     /// Connections that failed (built-in), or wrk's errors and failed checks.
     pub(super) errors: u64,
@@ -79,15 +73,14 @@ fn drive(addr: SocketAddr, connections: usize, duration: Duration) -> Result<Loa
         }
         let took = start.elapsed();
         let us: Vec<f64> = all.iter().map(|d| d.as_nanos() as f64 / 1_000.0).collect();
-        let pct = |p| if us.is_empty() { f64::NAN } else { stats::percentile(&us, p) };
         Ok(LoadOut {
-            requests: all.len() as u64,
+            requests: us.len() as u64,
             errors,
             took,
-            p50_us: pct(50.0),
-            p99_us: pct(99.0),
-            p999_us: pct(99.9),
-            latencies: all,
+            p50_us: stats::percentile(&us, 50.0),
+            p99_us: stats::percentile(&us, 99.0),
+            p999_us: stats::percentile(&us, 99.9),
+            latencies_us: us,
         })
     })
 }
@@ -147,14 +140,14 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-/// One round's load against the server at `addr`.
+/// One round's load against the server at `addr` (wrk rounds `duration` up to whole seconds).
 pub(super) fn run(spec: LoadSpec, addr: SocketAddr, duration: Duration) -> Result<LoadOut, String> {
-    match (spec.load, spec.script) {
-        (Load::Builtin, _) => drive(addr, spec.connections, duration),
-        (Load::Wrk, Some(script)) => {
+    match spec.wrk {
+        None => drive(addr, spec.connections, duration),
+        Some(script) => {
             let s = wrk::Wrk::start(script, addr, spec.connections, duration, &["/"], 0)?.finish()?;
             Ok(LoadOut {
-                latencies: Vec::new(),
+                latencies_us: Vec::new(),
                 requests: s.requests,
                 errors: s.errors + s.bad,
                 took: s.took,
@@ -163,6 +156,5 @@ pub(super) fn run(spec: LoadSpec, addr: SocketAddr, duration: Duration) -> Resul
                 p999_us: s.p999_us,
             })
         }
-        (Load::Wrk, None) => Err("the wrk load needs its script".into()),
     }
 }

@@ -211,8 +211,8 @@ pub fn measure(
     let mut per_round: Vec<PerRound> = vec![PerRound::default(); chosen.len()];
     for _ in 0..rounds {
         for (i, &server) in chosen.iter().enumerate() {
-            let r = one_round(exe, server, workers, spec, load::per_round_duration(spec.load, round_load))?;
-            latencies_us[i].extend(r.load.latencies.iter().map(|d| d.as_nanos() as f64 / 1_000.0));
+            let r = one_round(exe, server, workers, spec, round_load)?;
+            latencies_us[i].extend(&r.load.latencies_us);
             requests[i] += r.load.requests;
             elapsed[i] += r.load.took;
             errors[i] += r.load.errors;
@@ -250,7 +250,7 @@ pub fn measure(
                 idle_connections: spec.idle,
                 server_rss_kib: stats::median(&rss_kib[i]),
                 rss_per_idle_conn_bytes: (!per_idle[i].is_empty()).then(|| stats::median(&per_idle[i])),
-                load: spec.load.name(),
+                load: spec.name(),
                 rounds: per_round[i].clone(),
             }
         })
@@ -341,7 +341,7 @@ fn one_round(
 
 /// The Markdown table, with ratios to tokio-mt when it was measured.
 pub fn markdown(rows: &[HttpRow], workers: usize, spec: LoadSpec, duration: Duration, rounds: usize) -> String {
-    let LoadSpec { connections, idle, load, .. } = spec;
+    let LoadSpec { connections, idle, .. } = spec;
     let idle_text = if idle > 0 { format!(" + {idle} idle ones (all verified alive)") } else { String::new() };
     let ci_text = if rounds >= 3 { "median of per-round ratios [95% CI]" } else { "ratio of the rows" };
     let mut out = format!(
@@ -349,7 +349,7 @@ pub fn markdown(rows: &[HttpRow], workers: usize, spec: LoadSpec, duration: Dura
          Ratios ÷ tokio-mt: {ci_text}.\n\n\
          | runtime | idle | requests/s | p50 | p99 | p99.9 | errors | server CPU/req | server RSS | RSS/idle conn | req/s ÷ tokio-mt | p99 ÷ tokio-mt | p99.9 ÷ tokio-mt | CPU/req ÷ tokio-mt |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         duration.as_secs_f64(),
-        load.name()
+        spec.name()
     );
     let tokio = rows.iter().find(|r| r.runtime == "tokio-mt");
     for r in rows {
@@ -390,8 +390,7 @@ fn ratio_cell(a: &[f64], b: &[f64], whole: f64, seed: u64) -> String {
     if a.len() < 3 || a.len() != b.len() {
         return format!("{whole:.2}×");
     }
-    let r = stats::paired_ratio(a, b, seed);
-    format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
+    stats::paired_ratio(a, b, seed).to_string()
 }
 
 /// For each `X+timer` row beside an `X` row: what the hyper timer costs (same rounds).
@@ -470,7 +469,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let mut md = String::new();
     for &connections in &args.connections {
         for &idle in &args.idle_connections {
-            let spec = LoadSpec { load: args.load, script: script.as_deref(), connections: connections.max(1), idle };
+            let spec = LoadSpec { wrk: script.as_deref(), connections: connections.max(1), idle };
             let sweep_rows = measure(&this_exe()?, &chosen, workers, spec, duration, args.rounds)?;
             md += &markdown(&sweep_rows, workers, spec, duration, args.rounds.max(1));
             md += "\n";

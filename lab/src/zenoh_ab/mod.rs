@@ -137,8 +137,7 @@ fn report(runs: &[Run], args: &Args) -> String {
             );
         }
         let ratio = |f: fn(&Run) -> f64, seed: u64| {
-            let r = stats::paired_ratio(&col(Build::Weft, f), &col(Build::Tokio, f), seed);
-            format!("{:.2}× [{:.2}–{:.2}]", r.median, r.ci95.0, r.ci95.1)
+            stats::paired_ratio(&col(Build::Weft, f), &col(Build::Tokio, f), seed).to_string()
         };
         let seed = 10 * k as u64;
         ratios +=
