@@ -18,7 +18,7 @@ use zenoh::liveliness::LivelinessToken;
 use zenoh::pubsub::Publisher;
 use zenoh::qos::CongestionControl;
 use zenoh::sample::SampleKind;
-use zenoh::Session;
+use zenoh::{Session, Wait};
 
 use crate::config::NodeConfig;
 use crate::remote_ref::{LookupError, RemoteDown, RemoteError, RemoteMonitor, RemoteRef};
@@ -129,6 +129,15 @@ enum NotLocal {
 
 /// A name's registration as seen through liveliness: (node, serve id) → type tag hash.
 type Registrations = BTreeMap<(NodeId, u64), u64>;
+
+/// Which of a name's registrations a lookup returns: the lowest node not known down, and on it
+/// the newest incarnation (serve ids grow on each node). A restarted actor's old registration
+/// may linger a moment beside the new one (its withdrawal and the new token travel apart);
+/// the newer one is the one alive.
+fn pick(regs: &Registrations, down: &HashSet<NodeId>) -> Option<((NodeId, u64), u64)> {
+    let (&(node, _), _) = regs.iter().find(|((n, _), _)| !down.contains(n))?;
+    regs.range((node, 0)..=(node, u64::MAX)).next_back().map(|(&k, &t)| (k, t))
+}
 
 #[derive(Default)]
 struct State {
@@ -443,7 +452,9 @@ impl Node {
     }
 
     /// Monitors `target`: the returned future resolves exactly once, when the actor stops (its
-    /// reason), was not running (`NoProc`) or its node goes down (`NoConnection`).
+    /// reason), was not running (`NoProc`) or its node goes down (`NoConnection`). The monitor
+    /// is in place before anything this node sends `target` after this call: a tell that makes
+    /// the actor stop is seen with its reason, never as `NoProc`.
     pub fn monitor<A: RemoteActor>(&self, target: &RemoteRef<A>) -> RemoteMonitor {
         self.inner.monitor(target.target, target.serve_id, &target.name)
     }
@@ -515,12 +526,10 @@ impl Inner {
         self.next.fetch_add(1, Relaxed)
     }
 
-    /// The registration this node's view resolves `name` to: the lowest (node, serve id) on
-    /// a node not known down.
+    /// The registration this node's view resolves `name` to (see `pick`).
     fn resolve(&self, name: &str) -> Option<((NodeId, u64), u64)> {
         let st = self.lock();
-        let regs = st.names.get(name)?;
-        regs.iter().find(|((node, _), _)| !st.nodes_down.contains(node)).map(|(&k, &t)| (k, t))
+        pick(st.names.get(name)?, &st.nodes_down)
     }
 
     /// Asks the cluster who serves `name` now (liveliness query), for a name this node's view
@@ -544,10 +553,14 @@ impl Inner {
             }
         }
         let st = self.lock();
-        Ok(found.into_iter().find(|((node, _), _)| !st.nodes_down.contains(node)))
+        Ok(pick(&found, &st.nodes_down))
     }
 
-    async fn publisher(&self, node: NodeId) -> Result<Arc<Publisher<'static>>, RemoteError> {
+    // Declaring a publisher and putting on it are plain calls: zenoh's futures for both are
+    // `Ready(wait())`, so they block the caller exactly as much when awaited. Calling them
+    // directly is what orders frames by the caller's calls: a monitor set up before a tell
+    // reaches the target node before that tell, as Erlang orders signals between two processes.
+    fn publisher(&self, node: NodeId) -> Result<Arc<Publisher<'static>>, RemoteError> {
         {
             let st = self.lock();
             if st.shut_down {
@@ -564,7 +577,7 @@ impl Inner {
             .session
             .declare_publisher(format!("{INBOX}/{node}"))
             .congestion_control(CongestionControl::Block)
-            .await
+            .wait()
             .map_err(|e| RemoteError::Transport(e.to_string()))?;
         let mut st = self.lock();
         // Another sender may have declared one meanwhile: keep the first (one publisher per
@@ -572,23 +585,23 @@ impl Inner {
         Ok(st.publishers.entry(node).or_insert_with(|| Arc::new(p)).clone())
     }
 
-    async fn send(&self, node: NodeId, frame: Frame<'_>) -> Result<(), RemoteError> {
-        self.send_bytes(node, wire::encode(self.id, frame)).await
+    fn send(&self, node: NodeId, frame: Frame<'_>) -> Result<(), RemoteError> {
+        self.send_bytes(node, wire::encode(self.id, frame))
     }
 
-    async fn send_bytes(&self, node: NodeId, bytes: Vec<u8>) -> Result<(), RemoteError> {
+    fn send_bytes(&self, node: NodeId, bytes: Vec<u8>) -> Result<(), RemoteError> {
         if bytes.len() > self.config.max_message_bytes {
             return Err(RemoteError::TooLarge);
         }
-        let p = self.publisher(node).await?;
-        p.put(bytes).await.map_err(|e| RemoteError::Transport(e.to_string()))?;
+        let p = self.publisher(node)?;
+        p.put(bytes).wait().map_err(|e| RemoteError::Transport(e.to_string()))?;
         bump(&self.counters.frames_out);
         Ok(())
     }
 
     pub(crate) async fn tell<T: Serialize>(&self, node: NodeId, to: u64, msg: &T) -> Result<(), RemoteError> {
         let bytes = wire::encode_tell(self.id, to, msg).map_err(|_| RemoteError::Decode)?;
-        let r = self.send_bytes(node, bytes).await;
+        let r = self.send_bytes(node, bytes);
         if r == Err(RemoteError::NodeDown) {
             bump(&self.counters.dropped_node_down);
         }
@@ -628,7 +641,7 @@ impl Inner {
         }
         let _forget = Forget(self, id);
         let answer = weft::time::timeout(timeout, async {
-            self.send(node, make(id)).await?;
+            self.send(node, make(id))?;
             rx.await.map_err(|_| RemoteError::NodeDown)?
         });
         answer.await.unwrap_or(Err(RemoteError::Timeout))
@@ -697,7 +710,7 @@ impl Inner {
     }
 
     pub(crate) async fn stop_remote(&self, node: NodeId, to: u64, kill: bool) -> Result<(), RemoteError> {
-        self.send(node, Frame::Stop { to, kill }).await
+        self.send(node, Frame::Stop { to, kill })
     }
 
     fn monitor(self: &Arc<Self>, node: NodeId, serve_id: u64, name: &str) -> RemoteMonitor {
@@ -720,13 +733,12 @@ impl Inner {
         } else {
             st.monitors.insert(id, HeldMonitor { node, serve_id, name: name.to_string(), tx });
             drop(st);
-            let inner = self.clone();
-            self.rt.spawn(async move {
-                if let Err(e) = inner.send(node, Frame::Monitor { to: serve_id, monitor: id }).await {
-                    let reason = if e == RemoteError::NodeDown { Reason::NoConnection } else { Reason::NoProc };
-                    inner.fire_monitor(id, reason);
-                }
-            });
+            // Sent now, not by a task: anything this caller sends the target afterwards must
+            // find the monitor in place.
+            if let Err(e) = self.send(node, Frame::Monitor { to: serve_id, monitor: id }) {
+                let reason = if e == RemoteError::NodeDown { Reason::NoConnection } else { Reason::NoProc };
+                self.fire_monitor(id, reason);
+            }
         }
         RemoteMonitor { rx, target: (node, serve_id, name.to_string()), node: Arc::downgrade(self), id, done: false }
     }
@@ -739,10 +751,7 @@ impl Inner {
             }
             return;
         }
-        let inner = self.clone();
-        self.rt.spawn(async move {
-            let _ = inner.send(m.node, Frame::Demonitor { monitor: id }).await;
-        });
+        let _ = self.send(m.node, Frame::Demonitor { monitor: id });
     }
 
     /// Completes monitor `id` with `reason`, if it is still held (exactly once).
@@ -755,7 +764,7 @@ impl Inner {
 
     /// Removes a served actor (it stopped, or was unserved) and tells its watchers.
     async fn unserve_id(&self, serve_id: u64, reason: Reason) {
-        let served = {
+        let mut served = {
             let mut st = self.lock();
             let Some(served) = st.served.remove(&serve_id) else { return };
             if let Some(regs) = st.names.get_mut(&served.name) {
@@ -766,14 +775,17 @@ impl Inner {
             }
             served
         };
-        for (watcher, monitor) in served.watchers.iter().copied() {
+        // The name is withdrawn (its token dropped) before any watcher hears of the exit, so a
+        // supervisor restarting the actor registers its successor after the old one is gone.
+        let watchers = std::mem::take(&mut served.watchers);
+        drop(served);
+        for (watcher, monitor) in watchers {
             if watcher == self.id {
                 self.fire_monitor(monitor, reason.clone());
             } else {
-                let _ = self.send(watcher, Frame::Down { monitor, reason: reason.clone() }).await;
+                let _ = self.send(watcher, Frame::Down { monitor, reason: reason.clone() });
             }
         }
-        drop(served);
     }
 
     /// A node's liveliness token went away: it crashed, shut down, or is cut off (a partition,
@@ -850,7 +862,7 @@ impl Inner {
                         Err(Refused::Decode) => Outcome::BadRequest,
                         Err(Refused::Full) => Outcome::Overloaded,
                     };
-                    let _ = inner.send(from, Frame::Answer { req, outcome }).await;
+                    let _ = inner.send(from, Frame::Answer { req, outcome });
                 });
             }
             Frame::Answer { req, outcome } => {
@@ -875,7 +887,7 @@ impl Inner {
                         drop(st);
                         let inner = self.clone();
                         self.rt.spawn(async move {
-                            let _ = inner.send(from, Frame::Down { monitor, reason: Reason::NoProc }).await;
+                            let _ = inner.send(from, Frame::Down { monitor, reason: Reason::NoProc });
                         });
                     }
                 }
@@ -898,7 +910,7 @@ impl Inner {
                         Err(RemoteError::Refused(why)) => Outcome::Refused(why),
                         Err(_) => Outcome::Refused("spawn failed"),
                     };
-                    let _ = inner.send(from, Frame::Answer { req, outcome }).await;
+                    let _ = inner.send(from, Frame::Answer { req, outcome });
                 });
             }
             Frame::Demonitor { monitor } => {

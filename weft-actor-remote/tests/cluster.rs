@@ -74,7 +74,7 @@ async fn monitors_report_stop_panic_noproc_and_node_loss_once() {
     let (m_stop, m_panic, m_by) = (b.monitor(&stopper), b.monitor(&panicker), b.monitor(&bystander));
     // Two monitors on one actor: each fires once.
     let m_stop2 = b.monitor(&stopper);
-    // Let the monitor frames reach A before the actors die (a later monitor gets NoProc).
+    // The actors are idle and answer before they are told to die.
     assert_eq!(state(&stopper).await.1, 0);
     assert_eq!(state(&panicker).await.1, 0);
     stopper.tell(Cmd::Stop).await.unwrap();
@@ -85,7 +85,7 @@ async fn monitors_report_stop_panic_noproc_and_node_loss_once() {
     assert_eq!(weft::time::timeout(STEP, m_panic).await.unwrap().reason, Reason::Panic("deliberate".into()));
     // The stopped actor's name is gone everywhere; a monitor on it now says NoProc.
     eventually("stopper's name withdrawn", || async {
-        (b.lookup::<Counter>("stopper").await.unwrap_err() == LookupError::NotFound).then_some(())
+        (b.lookup::<Counter>("stopper").await.err() == Some(LookupError::NotFound)).then_some(())
     })
     .await;
     assert_eq!(weft::time::timeout(STEP, b.monitor(&stopper)).await.unwrap().reason, Reason::NoProc);
@@ -214,4 +214,24 @@ async fn a_flood_past_the_overflow_budget_is_dropped_and_counted() {
     let seen = eventually("the kept tells handled", || async { r.ask((), STEP).await.ok() }).await;
     assert_eq!(seen.len() as u64, SENT - dropped, "kept = sent - dropped");
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "kept tells arrive in order: {seen:?}");
+}
+
+/// A monitor is in place before the tells sent after it: each actor here is told to panic right
+/// after being monitored, with nothing between, and every notice carries the panic — never
+/// `NoProc` (the monitor arriving after the actor died). One worker, so a monitor frame left to
+/// a task races the tell.
+#[weft::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_monitor_is_in_place_before_the_next_tell() {
+    let ep = endpoint();
+    let a = node("a", &ep, &[]).await;
+    let b = node("b", &endpoint(), &[&ep]).await;
+    for i in 0..100 {
+        let name = format!("doomed-{i}");
+        a.serve(&name, weft_actor::spawn(Counter::new())).await.unwrap();
+        let doomed = lookup(&b, &name).await;
+        let down = b.monitor(&doomed);
+        doomed.tell(Cmd::Panic(format!("fault {i}"))).await.unwrap();
+        let down = weft::time::timeout(STEP, down).await.expect("no notice in time");
+        assert_eq!((down.node, down.reason), (a.id(), Reason::Panic(format!("fault {i}"))), "actor {i}");
+    }
 }
