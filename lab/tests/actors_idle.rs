@@ -1,4 +1,5 @@
-//! `weft-lab actors`' bytes-per-idle-actor table: its child and its bad inputs.
+//! `weft-lab actors`' bytes-per-idle-actor table: its child and its bad inputs; the study's
+//! refusal of an unknown peer.
 
 use std::process::{Command, Output};
 
@@ -42,4 +43,12 @@ fn the_child_refuses_an_unknown_peer_and_zero_actors() {
     let out = lab(&["__actors", "--peer", "weft-actor", "--actors", "0"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--actors must be at least 1"));
+}
+
+#[test]
+fn the_study_refuses_an_unknown_peer_before_measuring() {
+    let out = lab(&["actors", "--runtimes", "weft-actor,tokio-tasks", "--filter", "=spawn", "--quiet"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown actor peer \"tokio-tasks\"") && err.contains("weft-tasks"), "{err}");
 }

@@ -56,11 +56,13 @@ pub const PEERS: &[&str] = &["weft-actor", "kameo", "ractor", "actix", "tokio"];
 /// tasks + channels) tells what weft-actor adds on top of its runtime.
 pub const DIAGNOSTIC_PEERS: &[&str] = &["weft-tasks"];
 
-/// Peers this build can run, and why the others cannot.
-pub fn unavailable(peer: &str) -> Option<&'static str> {
-    match peer {
-        "weft-actor" | "tokio" | "ractor" | "kameo" | "actix" | "weft-tasks" => None,
-        _ => Some("adapter not written yet"),
+/// `Err` naming the known peers when `peers` holds a name that is none of them (a typo must not
+/// read as a peer that merely has no results).
+fn check_names(peers: &[String]) -> Result<(), String> {
+    let known: Vec<&str> = PEERS.iter().chain(DIAGNOSTIC_PEERS).copied().collect();
+    match peers.iter().find(|p| !known.contains(&p.as_str())) {
+        Some(p) => Err(format!("unknown actor peer {p:?}; known: {}", known.join(", "))),
+        None => Ok(()),
     }
 }
 
@@ -137,11 +139,6 @@ pub fn measure(o: &ActorOptions, progress: bool) -> Results {
         let n = scaled(w.name, w.scale, o.percent);
         let mut samples: Vec<Vec<u64>> = vec![Vec::new(); o.peers.len()];
         let mut status: Vec<Option<String>> = vec![None; o.peers.len()];
-        for (i, p) in o.peers.iter().enumerate() {
-            if let Some(why) = unavailable(p) {
-                status[i] = Some(format!("not yet: {why}"));
-            }
-        }
         for round in 0..o.warmup + o.reps {
             for (i, p) in o.peers.iter().enumerate() {
                 if status[i].is_some() {
@@ -307,10 +304,6 @@ pub fn smoke(options: &SmokeOptions, report: &mut SmokeReport) {
     }
     for w in WORKLOADS {
         for p in PEERS.iter().chain(DIAGNOSTIC_PEERS) {
-            if unavailable(p).is_some() {
-                report.skipped += 1;
-                continue;
-            }
             let outcome = sample(p, w.name, w.smoke, workers)
                 .map(|t| t.map(|t| format!("{:>10}", crate::framework::report::fmt_time(t.as_nanos() as f64))));
             report.check(&what(w.name, w.smoke, p), outcome);
@@ -355,6 +348,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     } else {
         args.selection.runtimes.clone()
     };
+    check_names(&peers)?;
     let options = ActorOptions {
         peers,
         filter: args.selection.filter.clone(),
