@@ -10,8 +10,8 @@
 //! duration) — and records every request's latency. Every response is validated (status 200,
 //! body `Hello, world!`); a bad response fails the row.
 //!
-//! Beside requests/s the row reports the server's CPU time per request: the child's on-CPU
-//! nanoseconds (summed over its threads' `/proc/PID/task/*/schedstat`) from the moment it is
+//! Beside requests/s the row reports the server's CPU time per request: the child's CPU-time
+//! clock (`service_ab::process_cpu`, every thread's, exited ones included) from the moment it is
 //! listening to the end of the load, divided by the requests served. On a 2-core machine the
 //! load generator competes with the server for the cores, so CPU per request is the fairer
 //! efficiency figure; requests/s says how the two shared the machine.
@@ -44,6 +44,7 @@ use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, Net, RtConfig};
 use crate::framework::idle_conns;
+use crate::framework::service_ab::process_cpu;
 use crate::framework::runtimes::{self, async_std::CHILD_ENV, RuntimeId};
 use crate::framework::selection::{this_exe, write_md_json, ChildRuntime, Selection};
 use crate::framework::{stats, wrk};
@@ -255,23 +256,6 @@ pub fn measure(
             }
         })
         .collect())
-}
-
-/// On-CPU time of every live thread of process `pid` (`schedstat`: nanoseconds on a CPU).
-fn process_cpu(pid: u32) -> Result<Duration, String> {
-    let dir = format!("/proc/{pid}/task");
-    let mut ns = 0u64;
-    for entry in std::fs::read_dir(&dir).map_err(|e| format!("reading {dir}: {e}"))? {
-        let path = entry.map_err(|e| e.to_string())?.path().join("schedstat");
-        // A thread that exited meanwhile has no file any more; its time is lost either way.
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        ns += text
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse::<u64>().ok())
-            .ok_or_else(|| format!("unexpected {}: {text:?}", path.display()))?;
-    }
-    Ok(Duration::from_nanos(ns))
 }
 
 /// What one round measured.
