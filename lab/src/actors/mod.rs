@@ -46,6 +46,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::framework::checks::{SmokeOptions, SmokeReport};
+use crate::framework::measure::take_long_polls;
 use crate::framework::results::{self, Machine, RatioRow, Results, Row, RowStats, Settings, SCHEMA};
 use workloads::WORKLOADS;
 
@@ -139,13 +140,18 @@ pub fn measure(o: &ActorOptions, progress: bool) -> Results {
         let n = scaled(w.name, w.scale, o.percent);
         let mut samples: Vec<Vec<u64>> = vec![Vec::new(); o.peers.len()];
         let mut status: Vec<Option<String>> = vec![None; o.peers.len()];
+        let mut long_polls = vec![0u64; o.peers.len()];
         for round in 0..o.warmup + o.reps {
             for (i, p) in o.peers.iter().enumerate() {
                 if status[i].is_some() {
                     continue;
                 }
+                take_long_polls();
                 match sample(p, w.name, n, o.workers) {
-                    Ok(Some(t)) if round >= o.warmup => samples[i].push(t.as_nanos() as u64),
+                    Ok(Some(t)) if round >= o.warmup => {
+                        samples[i].push(t.as_nanos() as u64);
+                        long_polls[i] += take_long_polls();
+                    }
                     Ok(Some(_)) => {}
                     Ok(None) => status[i] = Some("not yet: the peer cannot run this workload (see its module)".into()),
                     Err(e) => status[i] = Some(format!("failed: {e}")),
@@ -171,7 +177,7 @@ pub fn measure(o: &ActorOptions, progress: bool) -> Results {
                 group: "actors".into(),
                 stats: if ok { RowStats::of(&samples[i]) } else { None },
                 samples_ns: samples[i].clone(),
-                long_polls: 0,
+                long_polls: long_polls[i],
             });
         }
     }
@@ -276,6 +282,14 @@ pub fn markdown(r: &Results) -> String {
         .collect();
     if !notes.is_empty() {
         let _ = writeln!(s, "\n{}", notes.join("\n"));
+    }
+    let long = crate::framework::report::long_polls(r);
+    if !long.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nlong polls (weft's monitor, polls over 10 ms in the counted rounds, counted instead of warned about): {}",
+            long.join(", ")
+        );
     }
     s
 }

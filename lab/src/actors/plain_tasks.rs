@@ -5,9 +5,10 @@
 //! the runtime itself costs).
 
 /// Defines the peer `$Peer` (an `ActorPeer` named `$name`) and its message type `$Msg` on the
-/// crate `$rt`; `$doc` names its module in `documented.rs`.
+/// crate `$rt`; `$doc` names its module in `documented.rs`; `$block_on` builds the runtime and
+/// runs a sample (`ActorPeer::block_on`).
 macro_rules! plain_tasks_peer {
-    (crate: $rt:ident, peer: $Peer:ident, msg: $Msg:ident, name: $name:literal, documented: $doc:ident $(,)?) => {
+    (crate: $rt:ident, peer: $Peer:ident, msg: $Msg:ident, name: $name:literal, documented: $doc:ident, block_on: $block_on:path $(,)?) => {
         pub struct $Peer;
 
         pub enum $Msg {
@@ -24,12 +25,7 @@ macro_rules! plain_tasks_peer {
                 F: std::future::Future + Send + 'static,
                 F::Output: Send + 'static,
             {
-                let rt = if threads == 1 {
-                    $rt::runtime::Builder::new_current_thread().enable_all().build()
-                } else {
-                    $rt::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build()
-                };
-                rt.expect(concat!(stringify!($rt), " runtime")).block_on(f)
+                $block_on(threads, f)
             }
 
             fn spawn(mut behavior: $crate::actors::adapter::Behavior) -> Self::Addr {

@@ -52,6 +52,25 @@ impl Actor for Crashy {
     }
 }
 
+/// Runs `f` on a fresh weft runtime of `threads` workers (current-thread for 1), for both weft
+/// peers. Its long-poll monitor counts instead of printing (`framework::measure::add_long_polls`,
+/// shown under the study's table), as in the other studies: a workload that computes in an
+/// actor (`fan_out_compute`) holds a worker for tens of milliseconds by design.
+pub(super) fn block_on_weft<F: Future>(threads: usize, f: F) -> F::Output {
+    let mut builder = if threads == 1 {
+        weft::runtime::Builder::new_current_thread()
+    } else {
+        weft::runtime::Builder::new_multi_thread()
+    };
+    if threads > 1 {
+        builder.worker_threads(threads);
+    }
+    let rt = builder.enable_all().warn_on_long_polls(false).build().expect("weft runtime");
+    let out = rt.block_on(f);
+    crate::framework::measure::add_long_polls(rt.metrics().long_poll_count());
+    out
+}
+
 impl ActorPeer for WeftActor {
     const NAME: &'static str = "weft-actor";
     type Addr = ActorRef<FnActor>;
@@ -61,12 +80,7 @@ impl ActorPeer for WeftActor {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let rt = if threads == 1 {
-            weft::runtime::Builder::new_current_thread().enable_all().build()
-        } else {
-            weft::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build()
-        };
-        rt.expect("weft runtime").block_on(f)
+        block_on_weft(threads, f)
     }
 
     fn spawn(behavior: Behavior) -> Self::Addr {

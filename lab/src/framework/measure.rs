@@ -82,7 +82,8 @@ pub fn add_long_polls(n: u64) {
     LONG_POLLS.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
 }
 
-fn take_long_polls() -> u64 {
+/// Takes the count `add_long_polls` gathered, leaving 0.
+pub fn take_long_polls() -> u64 {
     LONG_POLLS.swap(0, std::sync::atomic::Ordering::Relaxed)
 }
 

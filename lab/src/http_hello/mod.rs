@@ -44,9 +44,9 @@ use serde::Serialize;
 
 use crate::framework::adapter::{Adapter, Net, RtConfig};
 use crate::framework::idle_conns;
-use crate::framework::service_ab::process_cpu;
 use crate::framework::runtimes::{self, async_std::CHILD_ENV, RuntimeId};
 use crate::framework::selection::{this_exe, write_md_json, ChildRuntime, Selection};
+use crate::framework::service_ab::process_cpu;
 use crate::framework::{stats, wrk};
 use std::path::PathBuf;
 use std::process::ExitCode;
