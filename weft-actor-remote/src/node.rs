@@ -406,7 +406,7 @@ impl Node {
             }
             return Ok(());
         }
-        self.inner.stop_remote(node, serve_id, false).await
+        self.inner.stop_remote(node, serve_id, false)
     }
 
     /// Live nodes (whose tokens this node sees), this one included, in id order.
@@ -423,7 +423,7 @@ impl Node {
         let id = self.inner.lock().served.iter().find(|(_, s)| s.name == name).map(|(&id, _)| id);
         match id {
             Some(id) => {
-                self.inner.unserve_id(id, Reason::NoProc).await;
+                self.inner.unserve_id(id, Reason::NoProc);
                 true
             }
             None => false,
@@ -599,7 +599,7 @@ impl Inner {
         Ok(())
     }
 
-    pub(crate) async fn tell<T: Serialize>(&self, node: NodeId, to: u64, msg: &T) -> Result<(), RemoteError> {
+    pub(crate) fn tell<T: Serialize>(&self, node: NodeId, to: u64, msg: &T) -> Result<(), RemoteError> {
         let bytes = wire::encode_tell(self.id, to, msg).map_err(|_| RemoteError::Decode)?;
         let r = self.send_bytes(node, bytes);
         if r == Err(RemoteError::NodeDown) {
@@ -683,7 +683,7 @@ impl Inner {
         self.rt.spawn(async move {
             let reason = stopped.await;
             if let Some(inner) = weak.upgrade() {
-                inner.unserve_id(serve_id, reason).await;
+                inner.unserve_id(serve_id, reason);
             }
         });
         Ok(serve_id)
@@ -709,7 +709,7 @@ impl Inner {
         })
     }
 
-    pub(crate) async fn stop_remote(&self, node: NodeId, to: u64, kill: bool) -> Result<(), RemoteError> {
+    pub(crate) fn stop_remote(&self, node: NodeId, to: u64, kill: bool) -> Result<(), RemoteError> {
         self.send(node, Frame::Stop { to, kill })
     }
 
@@ -763,7 +763,7 @@ impl Inner {
     }
 
     /// Removes a served actor (it stopped, or was unserved) and tells its watchers.
-    async fn unserve_id(&self, serve_id: u64, reason: Reason) {
+    fn unserve_id(&self, serve_id: u64, reason: Reason) {
         let mut served = {
             let mut st = self.lock();
             let Some(served) = st.served.remove(&serve_id) else { return };

@@ -139,7 +139,7 @@ impl<A: RemoteActor> RemoteRef<A> {
         if let Some(actor) = &self.local {
             return actor.tell(A::from_tell(msg)).await.map_err(|_| RemoteError::NotFound);
         }
-        self.inner()?.tell(self.target, self.serve_id, &msg).await
+        self.inner()?.tell(self.target, self.serve_id, &msg)
     }
 
     /// Asks the actor to stop (reason `Shutdown`), or aborts it (`kill`: reason `Killed`).
@@ -153,7 +153,7 @@ impl<A: RemoteActor> RemoteRef<A> {
             }
             return Ok(());
         }
-        self.inner()?.stop_remote(self.target, self.serve_id, kill).await
+        self.inner()?.stop_remote(self.target, self.serve_id, kill)
     }
 
     /// Asks and waits at most `timeout` for the answer.

@@ -11,13 +11,12 @@ super::plain_tasks::plain_tasks_peer!(
 
 /// Runs `f` on a fresh tokio runtime of `threads` workers (current-thread for 1).
 fn block_on_tokio<F: std::future::Future>(threads: usize, f: F) -> F::Output {
-    let mut builder = if threads == 1 {
-        tokio::runtime::Builder::new_current_thread()
+    let mut builder = if threads > 1 {
+        let mut multi = tokio::runtime::Builder::new_multi_thread();
+        multi.worker_threads(threads);
+        multi
     } else {
-        tokio::runtime::Builder::new_multi_thread()
+        tokio::runtime::Builder::new_current_thread()
     };
-    if threads > 1 {
-        builder.worker_threads(threads);
-    }
     builder.enable_all().build().expect("tokio runtime").block_on(f)
 }

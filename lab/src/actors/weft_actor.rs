@@ -57,14 +57,13 @@ impl Actor for Crashy {
 /// shown under the study's table), as in the other studies: a workload that computes in an
 /// actor (`fan_out_compute`) holds a worker for tens of milliseconds by design.
 pub(super) fn block_on_weft<F: Future>(threads: usize, f: F) -> F::Output {
-    let mut builder = if threads == 1 {
-        weft::runtime::Builder::new_current_thread()
+    let mut builder = if threads > 1 {
+        let mut multi = weft::runtime::Builder::new_multi_thread();
+        multi.worker_threads(threads);
+        multi
     } else {
-        weft::runtime::Builder::new_multi_thread()
+        weft::runtime::Builder::new_current_thread()
     };
-    if threads > 1 {
-        builder.worker_threads(threads);
-    }
     let rt = builder.enable_all().warn_on_long_polls(false).build().expect("weft runtime");
     let out = rt.block_on(f);
     crate::framework::measure::add_long_polls(rt.metrics().long_poll_count());

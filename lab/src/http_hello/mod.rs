@@ -230,10 +230,10 @@ pub fn measure(
     }
     Ok(chosen
         .iter()
+        .zip(per_round)
         .enumerate()
-        .map(|(i, rt)| {
+        .map(|(i, (rt, p))| {
             let us = &latencies_us[i];
-            let p = &per_round[i];
             // The built-in client keeps every latency: percentiles over all rounds' requests.
             // wrk reports its own per run: their median over rounds.
             let pct =
@@ -252,7 +252,7 @@ pub fn measure(
                 server_rss_kib: stats::median(&rss_kib[i]),
                 rss_per_idle_conn_bytes: (!per_idle[i].is_empty()).then(|| stats::median(&per_idle[i])),
                 load: spec.name(),
-                rounds: per_round[i].clone(),
+                rounds: p,
             }
         })
         .collect())
