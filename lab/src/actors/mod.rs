@@ -106,10 +106,12 @@ fn run_one(peer: &str, workload: &str, n: u64, workers: usize) -> Result<Option<
     with_peer!(peer, |P| workloads::run::<P>(workload, n, workers))
 }
 
-/// Runs one sample in a thread of its own, turning a panic outside the workload's own
-/// panicking actors into an error.
+/// Runs one sample in a thread of its own, on a trimmed heap (`release_free_heap`: the peers
+/// share this process), turning a panic outside the workload's own panicking actors into an
+/// error.
 fn sample(peer: &str, workload: &str, n: u64, workers: usize) -> Result<Option<Duration>, String> {
     let (p, w) = (peer.to_string(), workload.to_string());
+    crate::framework::memory::release_free_heap();
     std::thread::spawn(move || run_one(&p, &w, n, workers))
         .join()
         .unwrap_or_else(|_| Err(format!("{workload} on {peer} panicked")))

@@ -1,5 +1,6 @@
 //! What a process holds in memory, and the idle-task shape the memory studies measure:
-//! resident set size from `/proc/self/statm`, and tasks parked on their own oneshot, spawned
+//! resident set size from `/proc/self/statm`, the heap handed back between in-process samples
+//! (`release_free_heap`), and tasks parked on their own oneshot, spawned
 //! until every one is known to be parked, then released and joined with each result checked.
 //! `memory-per-task`, `memory-burst` and the actors' idle-bytes row stand on it.
 
@@ -19,6 +20,25 @@ pub fn rss_bytes() -> Result<u64, String> {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     Ok(resident * page.max(1) as u64)
+}
+
+/// Hands the heap's free pages back to the system (glibc's `malloc_trim(0)`; a no-op on other
+/// C libraries), so that a sample run in this process after another runtime's starts from a
+/// trimmed heap instead of inheriting that runtime's leftovers.
+///
+/// Studies that run several runtimes in one process call it before each sample. Without it,
+/// `weft-lab actors --filter =skynet --runtimes weft-actor,tokio --reps 3 --idle-actors 0
+/// --workers 2` counted 6–10 weft polls over 10 ms in each of 5 runs, one actor task held for
+/// 77–82 ms about once per sample, and 0 with weft-actor alone: weft's new worker threads are
+/// given the glibc arenas that tokio's exited workers left holding a million freed cells
+/// (`MALLOC_ARENA_MAX=1` also made it 0). With the trim: 0 in 2 runs. A runtime that runs
+/// after another one would otherwise also find its pages warm, which favours whoever runs second.
+pub fn release_free_heap() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: `malloc_trim` only releases free heap pages; it touches no live allocation.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// `tasks` live tasks, each parked on its own oneshot (`spawn_parked`), to release and join

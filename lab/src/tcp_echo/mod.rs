@@ -195,11 +195,7 @@ fn round<R: Adapter>(r: &Round<'_>) -> Result<RoundOut, String> {
     let (messages, connections, idle) = (r.messages, r.connections, r.idle);
     // Earlier rounds' runtimes were freed into this process's heap; hand those pages back so
     // that the RSS growth while the idle set opens is this runtime's, not a reuse of them.
-    #[cfg(target_env = "gnu")]
-    // SAFETY: `malloc_trim` only releases free heap pages; it touches no live allocation.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::framework::memory::release_free_heap();
     let runtime = R::build(r.config).map_err(|e| format!("building the runtime failed: {e}"))?;
     let mut idle_set = None;
     let mut rss_per_idle_conn_bytes = None;
