@@ -76,6 +76,10 @@ pub trait Adapter: Sized + 'static {
     /// The runtime's own TCP sockets.
     type Net: Net;
 
+    /// Whether each `build` makes a runtime of its own, so that two can run side by side (the
+    /// cross-runtime workloads). False for a process-global executor.
+    const OWN_RUNTIMES: bool = true;
+
     /// Builds the runtime with `config` (threads started, ready to run).
     fn build(config: &RtConfig) -> std::io::Result<Self>;
 

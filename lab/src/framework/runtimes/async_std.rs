@@ -26,6 +26,9 @@ impl Adapter for AsyncStd {
     type Channels = AsyncStdChannels;
     type Net = AsyncStdNet;
 
+    /// Every `build` returns the one process-global executor.
+    const OWN_RUNTIMES: bool = false;
+
     fn build(config: &RtConfig) -> std::io::Result<Self> {
         if std::env::var_os(CHILD_ENV).is_none() {
             return Err(std::io::Error::other("async-std's global runtime may only be built in a `__sample` child"));

@@ -236,7 +236,7 @@ fn sample_with<R: Adapter>(config: &RtConfig, workload: Workload, scale: u64) ->
             Ok(runtime) => runtime,
             Err(e) => return Outcome::Failed(format!("building the runtime failed: {e}")),
         };
-        let outcome = workloads::run(&runtime, workload, scale);
+        let outcome = workloads::run(&runtime, config, workload, scale);
         crate::framework::measure::add_long_polls(runtime.long_polls());
         drop(runtime);
         outcome

@@ -15,6 +15,7 @@
 
 mod channels;
 mod compute;
+mod cross_runtime;
 mod locks;
 pub mod net;
 mod panics;
@@ -28,7 +29,7 @@ pub(crate) use support::{expect_eq, inside, join_sum, Countdown};
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use crate::framework::adapter::{Adapter, Channels};
+use crate::framework::adapter::{Adapter, Channels, RtConfig};
 
 /// Every workload the lab knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -53,6 +54,8 @@ pub enum Workload {
     MpscContended,
     OneshotPing,
     BroadcastFanout,
+    CrossRuntimePing,
+    CrossRuntimeStream,
     SemaphoreContended,
     MutexContended,
     CatchUnwindPanics,
@@ -104,6 +107,9 @@ pub struct Spec {
     pub est_ns_per_unit: f64,
     /// Needs the runtime's own channels (else "not yet").
     pub needs_channels: bool,
+    /// Needs a second runtime of the same kind beside the first ([`Adapter::OWN_RUNTIMES`],
+    /// else "not yet").
+    pub needs_second_runtime: bool,
     /// Runs with the panic hook silenced.
     pub silence_panics: bool,
 }
@@ -129,12 +135,18 @@ const fn spec(
         smoke,
         est_ns_per_unit,
         needs_channels: false,
+        needs_second_runtime: false,
         silence_panics: false,
     }
 }
 
 const fn with_channels(mut s: Spec) -> Spec {
     s.needs_channels = true;
+    s
+}
+
+const fn with_second_runtime(mut s: Spec) -> Spec {
+    s.needs_second_runtime = true;
     s
 }
 
@@ -330,6 +342,26 @@ pub static SPECS: &[Spec] = &[
         1_000,
         400.0,
     )),
+    with_second_runtime(with_channels(spec(
+        W::CrossRuntimePing,
+        "cross_runtime_ping",
+        G::Channels,
+        "N requests from a task to a task on a second runtime, one outstanding, each answered",
+        &[10_000],
+        &[10_000, 100_000],
+        100,
+        20_000.0,
+    ))),
+    with_second_runtime(with_channels(spec(
+        W::CrossRuntimeStream,
+        "cross_runtime_stream",
+        G::Channels,
+        "N values from a task to a task on a second runtime over a bounded(64) channel",
+        &[1_000_000],
+        &[1_000_000],
+        1_000,
+        300.0,
+    ))),
     with_channels(spec(
         W::SemaphoreContended,
         "semaphore_contended",
@@ -391,15 +423,18 @@ impl Workload {
 pub enum Outcome {
     /// Validated; the time the workload future took.
     Time(Duration),
-    /// The runtime lacks a feature the workload needs (channels).
+    /// The runtime lacks a feature the workload needs (channels, a second runtime of its own).
     NotYet,
     /// Build error, panic or failed validation.
     Failed(String),
 }
 
-/// Runs `workload` at `scale` once on the built runtime `rt` and times it.
-pub fn run<R: Adapter>(rt: &R, workload: Workload, scale: u64) -> Outcome {
-    if workload.spec().needs_channels && !<R::Channels as Channels>::AVAILABLE {
+/// Runs `workload` at `scale` once on the built runtime `rt` and times it; `config` is what
+/// `rt` was built with (a second runtime, where the workload needs one, is built the same).
+pub fn run<R: Adapter>(rt: &R, config: &RtConfig, workload: Workload, scale: u64) -> Outcome {
+    let spec = workload.spec();
+    if (spec.needs_channels && !<R::Channels as Channels>::AVAILABLE) || (spec.needs_second_runtime && !R::OWN_RUNTIMES)
+    {
         return Outcome::NotYet;
     }
     match workload {
@@ -423,6 +458,12 @@ pub fn run<R: Adapter>(rt: &R, workload: Workload, scale: u64) -> Outcome {
         W::MpscContended => timed(rt, channels::mpsc_contended::<R>(scale)),
         W::OneshotPing => timed(rt, channels::oneshot_ping::<R>(scale)),
         W::BroadcastFanout => timed(rt, channels::broadcast_fanout::<R>(scale)),
+        W::CrossRuntimePing => {
+            cross_runtime::with_peer::<R>(config, false, |tx, rx| timed(rt, cross_runtime::ping::<R>(tx, rx, scale)))
+        }
+        W::CrossRuntimeStream => {
+            cross_runtime::with_peer::<R>(config, true, |tx, rx| timed(rt, cross_runtime::stream::<R>(tx, rx, scale)))
+        }
         W::SemaphoreContended => timed(rt, locks::semaphore_contended::<R>(scale)),
         W::MutexContended => timed(rt, locks::mutex_contended::<R>(scale)),
         W::CatchUnwindPanics => timed(rt, panics::catch_unwind_panics::<R>(scale)),
