@@ -26,7 +26,8 @@ pub fn rss_bytes() -> Result<u64, String> {
 /// C libraries), so that a sample run in this process after another runtime's starts from a
 /// trimmed heap instead of inheriting that runtime's leftovers.
 ///
-/// Studies that run several runtimes in one process call it before each sample. Without it,
+/// Every sample run in a shared process calls it first: the micro suite's (`sample_in_process`),
+/// the actors study's and tcp-echo's rounds. Without it,
 /// `weft-lab actors --filter =skynet --runtimes weft-actor,tokio --reps 3 --idle-actors 0
 /// --workers 2` counted 6–10 weft polls over 10 ms in each of 5 runs, one actor task held for
 /// 77–82 ms about once per sample, and 0 with weft-actor alone: weft's new worker threads are

@@ -211,7 +211,8 @@ pub fn dispatch<W: WithAdapter>(id: RuntimeId, work: W) -> W::Output {
     }
 }
 
-/// Builds `id` with `config`, runs one sample of `workload` at `scale`, drops the runtime.
+/// Builds `id` with `config` on a trimmed heap, runs one sample of `workload` at `scale`, drops
+/// the runtime.
 /// A panic anywhere (build, workload, drop) becomes [`Outcome::Failed`].
 pub fn sample_in_process(id: RuntimeId, config: &RtConfig, workload: Workload, scale: u64) -> Outcome {
     struct Sample<'a>(&'a RtConfig, Workload, u64);
@@ -231,6 +232,8 @@ fn sample_with<R: Adapter>(config: &RtConfig, workload: Workload, scale: u64) ->
         std::panic::set_hook(Box::new(|_| {}));
         previous
     });
+    // The suite runs several runtimes in this process: each sample starts from a trimmed heap.
+    crate::framework::memory::release_free_heap();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let runtime = match R::build(config) {
             Ok(runtime) => runtime,

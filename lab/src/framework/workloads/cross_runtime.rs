@@ -7,7 +7,7 @@
 //! can land in the waker's own worker (its LIFO slot, its local queue); across runtimes it
 //! cannot, so these rows measure the injection queue and the unpark of a sleeping worker.
 //!
-//! The second runtime ([`Peer`]) is built, started and proved to be serving before the clock
+//! The second runtime (`start_peer`) is built, started and proved to be serving before the clock
 //! starts, and shut down after it stops, as the first one is (`run` times only the workload
 //! future). A runtime whose `build` does not make a runtime of its own (async-std's process
 //! global, [`Adapter::OWN_RUNTIMES`]) reports these rows as "not yet".
@@ -21,13 +21,15 @@ use crate::framework::adapter::{Adapter, Channels, RtConfig};
 type Kit<R> = <R as Adapter>::Channels;
 type Tx<R> = <Kit<R> as Channels>::Sender<u64>;
 type Rx<R> = <Kit<R> as Channels>::Receiver<u64>;
+/// The second runtime's thread; it returns its serving task's verdict.
+type PeerThread = JoinHandle<Result<(), String>>;
 
 /// Capacity of `cross_runtime_stream`'s channel.
 pub const STREAM_CAPACITY: usize = 64;
 
 /// What the serving task on the second runtime does with the requests it receives.
 #[derive(Clone, Copy)]
-enum Serve {
+pub(super) enum Serve {
     /// Answers each request `v` with `v + 1` (`cross_runtime_ping`).
     Echo,
     /// Adds the requests up and answers once with the sum when the senders are gone
@@ -35,45 +37,43 @@ enum Serve {
     Sum,
 }
 
-/// A second runtime of kind `R` on a thread of its own, with one task serving a channel. The
-/// task ends when every sender of its requests is gone, and the thread then drops the runtime.
-struct Peer {
-    thread: JoinHandle<Result<(), String>>,
+impl Serve {
+    /// The requests channel's capacity: one outstanding ping, or the stream's window.
+    fn capacity(self) -> usize {
+        match self {
+            Serve::Echo => 1,
+            Serve::Sum => STREAM_CAPACITY,
+        }
+    }
 }
 
-impl Peer {
-    /// Builds the second runtime with `config` and waits until its serving task runs; returns
-    /// it with the requests' sender and the answers' receiver.
-    fn start<R: Adapter>(config: &RtConfig, serve: Serve, capacity: usize) -> Result<(Peer, Tx<R>, Rx<R>), String> {
-        let (requests, mut inbox) = Kit::<R>::bounded::<u64>(capacity);
-        let (outbox, answers) = Kit::<R>::bounded::<u64>(1);
-        let (ready_tx, ready_rx) = std_mpsc::channel::<()>();
-        let config = config.clone();
-        let thread = std::thread::Builder::new()
-            .name("lab-second-runtime".into())
-            .spawn(move || {
-                let runtime = R::build(&config).map_err(|e| format!("building the second runtime failed: {e}"))?;
-                runtime.block_on(inside::<R, _>(async move {
-                    let _ = ready_tx.send(());
-                    serve_requests::<R>(serve, &mut inbox, outbox).await
-                }))
-            })
-            .map_err(|e| format!("starting the second runtime's thread failed: {e}"))?;
-        if ready_rx.recv().is_ok() {
-            return Ok((Peer { thread }, requests, answers));
-        }
-        // The thread ended before its task ran: its own error says why.
-        Err(match thread.join() {
-            Ok(Err(why)) => why,
-            Ok(Ok(())) => "the second runtime's task ended before it served".into(),
-            Err(_) => "the second runtime panicked while starting".into(),
+/// Builds a second runtime of kind `R` with `config` on a thread of its own and waits until its
+/// task serving the requests runs; returns the thread (which returns that task's verdict once
+/// every sender of the requests is gone) with the requests' sender and the answers' receiver.
+fn start_peer<R: Adapter>(config: &RtConfig, serve: Serve) -> Result<(PeerThread, Tx<R>, Rx<R>), String> {
+    let (requests, mut inbox) = Kit::<R>::bounded::<u64>(serve.capacity());
+    let (outbox, answers) = Kit::<R>::bounded::<u64>(1);
+    let (ready_tx, ready_rx) = std_mpsc::channel::<()>();
+    let config = config.clone();
+    let thread = std::thread::Builder::new()
+        .name("lab-second-runtime".into())
+        .spawn(move || {
+            let runtime = R::build(&config).map_err(|e| format!("building the second runtime failed: {e}"))?;
+            runtime.block_on(inside::<R, _>(async move {
+                let _ = ready_tx.send(());
+                serve_requests::<R>(serve, &mut inbox, outbox).await
+            }))
         })
+        .map_err(|e| format!("starting the second runtime's thread failed: {e}"))?;
+    if ready_rx.recv().is_ok() {
+        return Ok((thread, requests, answers));
     }
-
-    /// Waits for the thread and returns the serving task's verdict.
-    fn finish(self) -> Result<(), String> {
-        self.thread.join().unwrap_or_else(|_| Err("the second runtime's serving task panicked".into()))
-    }
+    // The thread ended before its task ran: its own error says why.
+    Err(match thread.join() {
+        Ok(Err(why)) => why,
+        Ok(Ok(())) => "the second runtime's task ended before it served".into(),
+        Err(_) => "the second runtime panicked while starting".into(),
+    })
 }
 
 async fn serve_requests<R: Adapter>(serve: Serve, inbox: &mut Rx<R>, outbox: Tx<R>) -> Result<(), String> {
@@ -95,23 +95,23 @@ async fn serve_requests<R: Adapter>(serve: Serve, inbox: &mut Rx<R>, outbox: Tx<
     Ok(())
 }
 
-/// Starts the second runtime (`stream`: summing a bounded(64) stream; else echoing), runs
-/// `timed` with the requests' sender and the answers' receiver, then waits for the second
-/// runtime to stop. The workload's own failure is reported first, then the second runtime's.
+/// Starts the second runtime serving as `serve` says, runs `timed` with the requests' sender
+/// and the answers' receiver, then waits for the second runtime to stop. The workload's own
+/// failure is reported first, then the second runtime's.
 pub(super) fn with_peer<R: Adapter>(
     config: &RtConfig,
-    stream: bool,
+    serve: Serve,
     timed: impl FnOnce(Tx<R>, Rx<R>) -> Outcome,
 ) -> Outcome {
-    let (serve, capacity) = if stream { (Serve::Sum, STREAM_CAPACITY) } else { (Serve::Echo, 1) };
-    let (peer, requests, answers) = match Peer::start::<R>(config, serve, capacity) {
+    let (thread, requests, answers) = match start_peer::<R>(config, serve) {
         Ok(started) => started,
         Err(why) => return Outcome::Failed(why),
     };
     // The work owns the only requests' sender: when it ends (or fails), the serving task sees
     // the channel close and the second runtime's thread returns.
     let outcome = timed(requests, answers);
-    match (outcome, peer.finish()) {
+    let served = thread.join().unwrap_or_else(|_| Err("the second runtime's serving task panicked".into()));
+    match (outcome, served) {
         (Outcome::Time(t), Ok(())) => Outcome::Time(t),
         (Outcome::Time(_), Err(why)) => Outcome::Failed(why),
         (other, _) => other,

@@ -458,12 +458,12 @@ pub fn run<R: Adapter>(rt: &R, config: &RtConfig, workload: Workload, scale: u64
         W::MpscContended => timed(rt, channels::mpsc_contended::<R>(scale)),
         W::OneshotPing => timed(rt, channels::oneshot_ping::<R>(scale)),
         W::BroadcastFanout => timed(rt, channels::broadcast_fanout::<R>(scale)),
-        W::CrossRuntimePing => {
-            cross_runtime::with_peer::<R>(config, false, |tx, rx| timed(rt, cross_runtime::ping::<R>(tx, rx, scale)))
-        }
-        W::CrossRuntimeStream => {
-            cross_runtime::with_peer::<R>(config, true, |tx, rx| timed(rt, cross_runtime::stream::<R>(tx, rx, scale)))
-        }
+        W::CrossRuntimePing => cross_runtime::with_peer::<R>(config, cross_runtime::Serve::Echo, |tx, rx| {
+            timed(rt, cross_runtime::ping::<R>(tx, rx, scale))
+        }),
+        W::CrossRuntimeStream => cross_runtime::with_peer::<R>(config, cross_runtime::Serve::Sum, |tx, rx| {
+            timed(rt, cross_runtime::stream::<R>(tx, rx, scale))
+        }),
         W::SemaphoreContended => timed(rt, locks::semaphore_contended::<R>(scale)),
         W::MutexContended => timed(rt, locks::mutex_contended::<R>(scale)),
         W::CatchUnwindPanics => timed(rt, panics::catch_unwind_panics::<R>(scale)),
